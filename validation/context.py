@@ -1,0 +1,143 @@
+"""Plain-data description of one admission request and of the answer to it.
+
+These types are the contract between the HTTP layer (``app``) and the admission
+rules (``validation`` and ``defaulting``). They carry no HTTP concepts: the
+review envelope is parsed by ``app`` and mapped onto :class:`AdmissionInput`,
+and a :class:`Decision` is mapped back onto an AdmissionReview response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Operation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
+JSONObject = dict[str, Any]
+
+DEFAULT_OPERATOR_PRINCIPAL = "system:serviceaccount:dynamo-system:dynamo-operator"
+DEFAULT_PLANNER_SERVICE_ACCOUNT = "planner-serviceaccount"
+
+
+@dataclass(frozen=True, slots=True)
+class GVK:
+    group: str
+    version: str
+    kind: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def __str__(self) -> str:  # Go's schema.GroupVersionKind.String()
+        return f"{self.api_version}, Kind={self.kind}"
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    username: str = ""
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+    extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionSettings:
+    """Resolved feature gates and operator identity (upstream defaults with no cluster)."""
+
+    grove: bool = False
+    checkpoint: bool = False
+    gpu_discovery: bool = True
+    operator_principal: str = DEFAULT_OPERATOR_PRINCIPAL
+    planner_service_account: str = DEFAULT_PLANNER_SERVICE_ACCOUNT
+    operator_version: str = "0.1.0"
+    dgdr_default_image: str = ""
+    # Live cluster look-ups (ClusterTopologyBinding, InferencePool discovery). Off offline:
+    # rules that need them are skipped.
+    cluster_lookups: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionInput:
+    """One AdmissionReview request, already decoded (objects are plain JSON dicts)."""
+
+    uid: str
+    kind: GVK
+    operation: Operation
+    name: str = ""
+    namespace: str = ""
+    request_kind: GVK | None = None
+    resource: str = ""
+    sub_resource: str = ""
+    user: UserInfo = field(default_factory=UserInfo)
+    object: JSONObject | None = None
+    old_object: JSONObject | None = None
+    dry_run: bool = False
+    # The GVK a per-kind upstream path expects (its GVK guard); None on the generic routes.
+    expected_gvk: GVK | None = None
+
+    @property
+    def source_version(self) -> str:
+        """``requestKind.version`` when present, else the version of ``kind``."""
+        return (self.request_kind or self.kind).version
+
+
+@dataclass(slots=True)
+class Decision:
+    """The outcome of one admission handler.
+
+    ``status`` is the full ``metav1.Status`` to put in the response when denied (or
+    ``{"code": 200}`` when allowed). ``patched`` is only set by mutating handlers: the
+    complete mutated object, in the same apiVersion as the object that was sent; the
+    HTTP layer diffs it against what was sent.
+    """
+
+    allowed: bool
+    status: JSONObject = field(default_factory=lambda: {"code": 200})
+    warnings: list[str] = field(default_factory=list)
+    patched: JSONObject | None = None
+
+    @classmethod
+    def allow(cls, warnings: list[str] | None = None, patched: JSONObject | None = None) -> Decision:
+        return cls(True, {"code": 200}, list(warnings or []), patched)
+
+    @classmethod
+    def deny(
+        cls,
+        message: str,
+        code: int = 403,
+        reason: str = "Forbidden",
+        warnings: list[str] | None = None,
+        details: JSONObject | None = None,
+    ) -> Decision:
+        status: JSONObject = {"code": code, "message": message}
+        if reason:
+            status["reason"] = reason
+        if details is not None:
+            status["status"] = "Failure"
+            status["details"] = details
+        return cls(False, status, list(warnings or []))
+
+    @property
+    def code(self) -> int:
+        return int(self.status.get("code", 200))
+
+    @property
+    def message(self) -> str:
+        return str(self.status.get("message", ""))
+
+
+# Namespace exclusion hook (lease markers of namespace-restricted operators).
+NamespaceExcluded = Callable[[str], bool]
+
+
+def never_excluded(namespace: str) -> bool:
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionContext:
+    """Everything a handler may consult besides the request itself."""
+
+    settings: AdmissionSettings = field(default_factory=AdmissionSettings)
+    namespace_excluded: NamespaceExcluded = never_excluded
