@@ -1,0 +1,413 @@
+"""Field paths, field errors and their aggregation, rendered exactly as Kubernetes does.
+
+The rendering follows k8s.io/apimachinery (``util/validation/field`` and
+``api/errors.NewInvalid``) byte for byte, because clients and tests match on the texts:
+
+* a path renders as ``spec.components[0].podTemplate.metadata.annotations[key]``;
+* an error renders as ``<path>: <body>`` where the body depends on the error type;
+* bad values render as Go would print them: strings ``%q``-quoted, numbers and booleans
+  bare, ``nil`` as ``null``, anything else as compact JSON (Go ``encoding/json``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Final
+
+from validation.context import GVK, Decision, JSONObject
+
+__all__ = [
+    "OMIT",
+    "ErrorType",
+    "FieldError",
+    "GoJSON",
+    "Path",
+    "aggregate_message",
+    "duplicate",
+    "forbidden",
+    "go_quote",
+    "gvk_mismatch_message",
+    "internal",
+    "invalid",
+    "invalid_decision",
+    "not_found",
+    "not_supported",
+    "render_value",
+    "required",
+    "to_decision",
+    "too_long",
+    "too_many",
+]
+
+
+class Path:
+    """An immutable field path (Go ``field.Path``)."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, root: str = "", *more: str) -> None:
+        text = root
+        for name in more:
+            text = f"{text}.{name}" if text else name
+        self._text = text
+
+    @classmethod
+    def _raw(cls, text: str) -> Path:
+        p = cls.__new__(cls)
+        p._text = text
+        return p
+
+    def child(self, name: str, *more: str) -> Path:
+        text = self._text
+        for part in (name, *more):
+            text = f"{text}.{part}" if text else part
+        return Path._raw(text)
+
+    def index(self, i: int) -> Path:
+        return Path._raw(f"{self._text}[{i}]")
+
+    def key(self, k: str) -> Path:
+        # Map keys are rendered without quoting, like Go's field.Path.Key.
+        return Path._raw(f"{self._text}[{k}]")
+
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"Path({self._text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Path) and other._text == self._text
+
+    def __hash__(self) -> int:
+        return hash(self._text)
+
+
+class ErrorType(Enum):
+    """Field error types: value = (text shown in messages, cause reason)."""
+
+    NOT_FOUND = ("Not found", "FieldValueNotFound")
+    REQUIRED = ("Required value", "FieldValueRequired")
+    DUPLICATE = ("Duplicate value", "FieldValueDuplicate")
+    INVALID = ("Invalid value", "FieldValueInvalid")
+    NOT_SUPPORTED = ("Unsupported value", "FieldValueNotSupported")
+    FORBIDDEN = ("Forbidden", "FieldValueForbidden")
+    TOO_LONG = ("Too long", "FieldValueTooLong")
+    TOO_MANY = ("Too many", "FieldValueTooMany")
+    INTERNAL = ("Internal error", "InternalError")
+    TYPE_INVALID = ("Invalid value", "FieldValueTypeInvalid")
+
+    @property
+    def text(self) -> str:
+        return self.value[0]
+
+    @property
+    def reason(self) -> str:
+        return self.value[1]
+
+
+class _Omit:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OMIT"
+
+
+# Marker for "no value shown" (apimachinery's omitValue).
+OMIT: Final = _Omit()
+
+
+@dataclass(frozen=True, slots=True)
+class GoJSON:
+    """A value that Go would print through ``encoding/json`` rather than ``%q``.
+
+    Used for named string types (e.g. the GMS mode type renders as ``"InterPod"`` via
+    JSON) and for explicitly ordered structs; plain ``dict``/``list`` values are
+    rendered as JSON anyway, in their insertion order (callers build them in Go struct
+    field order, omitting empty optional fields).
+    """
+
+    value: Any
+
+
+# --- Go value formatting -------------------------------------------------------------------
+
+_GO_ESCAPES: Final = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    "\\": "\\\\",
+    '"': '\\"',
+}
+
+
+def _go_printable(ch: str) -> bool:
+    """Approximates Go's ``strconv.IsPrint`` (letters, marks, numbers, punctuation, symbols, ASCII space)."""
+    return ch == " " or ch.isprintable()
+
+
+def go_quote(s: str) -> str:
+    """Go's ``strconv.Quote`` (the ``%q`` verb on strings)."""
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return f'"{s}"'
+    out = ['"']
+    for ch in s:
+        esc = _GO_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+            continue
+        if _go_printable(ch):
+            out.append(ch)
+            continue
+        cp = ord(ch)
+        if 0xD800 <= cp <= 0xDFFF:
+            out.append("\\ufffd")  # invalid UTF-8 / lone surrogate → U+FFFD
+        elif cp < 0x80:
+            out.append(f"\\x{cp:02x}")
+        elif cp < 0x10000:
+            out.append(f"\\u{cp:04x}")
+        else:
+            out.append(f"\\U{cp:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _go_float(f: float) -> str:
+    """Go's ``%v`` for float64: shortest repr, exponent form when exp < -4 or exp >= 21."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    r = repr(f)
+    mantissa, _, exp_s = r.partition("e")
+    sign = ""
+    if mantissa.startswith("-"):
+        sign, mantissa = "-", mantissa[1:]
+    int_part, _, frac = mantissa.partition(".")
+    exp = int(exp_s) if exp_s else 0
+    digits = (int_part + frac).lstrip("0")
+    # decimal exponent of the leading digit
+    if int_part.strip("0"):
+        lead = len(int_part.lstrip("0")) - 1 + exp
+    else:
+        lead = -(len(frac) - len(frac.lstrip("0"))) - 1 + exp
+    digits = digits.rstrip("0") or "0"
+    if lead < -4 or lead >= 21:
+        m = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        e_sign = "-" if lead < 0 else "+"
+        return f"{sign}{m}e{e_sign}{abs(lead):02d}"
+    if lead < 0:
+        return f"{sign}0.{'0' * (-lead - 1)}{digits}"
+    if len(digits) <= lead + 1:
+        return f"{sign}{digits}{'0' * (lead + 1 - len(digits))}"
+    return f"{sign}{digits[: lead + 1]}.{digits[lead + 1 :]}"
+
+
+def _go_json_float(f: float) -> str:
+    """Go ``encoding/json`` float64 formatting (ES6 style)."""
+    if f == int(f) and abs(f) < 1e21:
+        return str(int(f))
+    a = abs(f)
+    if a < 1e-6 or a >= 1e21:
+        r = repr(f)
+        mant, _, exp = r.partition("e")
+        if not exp:
+            return _go_float(f)
+        e = int(exp)
+        return f"{mant}e{'-' if e < 0 else '+'}{abs(e)}"
+    return _go_float(f)
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, GoJSON):
+        return o.value
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def _go_json_escape(text: str) -> str:
+    # Go's encoder escapes HTML-significant characters and the JS line separators.
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def _go_json(value: Any) -> str:
+    if isinstance(value, GoJSON):
+        value = value.value
+    if isinstance(value, bool) or value is None:
+        return "true" if value is True else "false" if value is False else "null"
+    if isinstance(value, float):
+        return _go_json_float(value)
+    if isinstance(value, (int, str)):
+        return _go_json_escape(json.dumps(value, ensure_ascii=False))
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_go_json(str(k))}:{_go_json(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_go_json(v) for v in value) + "]"
+    return _go_json_escape(
+        json.dumps(value, ensure_ascii=False, default=_json_default, separators=(",", ":"))
+    )
+
+
+def render_value(value: Any) -> str:
+    """Render a bad value as apimachinery's ``ErrorBody`` does."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _go_float(value)
+    if isinstance(value, str):
+        return go_quote(value)
+    return _go_json(value)
+
+
+# --- field errors --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    type: ErrorType
+    field: str
+    bad_value: Any = OMIT
+    detail: str = ""
+
+    def body(self) -> str:
+        t = self.type
+        if t in (ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL) or (
+            self.bad_value is OMIT
+        ):
+            s = t.text
+        else:
+            s = f"{t.text}: {render_value(self.bad_value)}"
+        if self.detail:
+            s += f": {self.detail}"
+        return s
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.body()}"
+
+    def cause(self) -> JSONObject:
+        c: JSONObject = {"reason": self.type.reason, "message": self.body()}
+        if self.field:
+            c["field"] = self.field
+        return c
+
+
+def _p(path: Path | str) -> str:
+    return str(path)
+
+
+def required(path: Path | str, detail: str = "") -> FieldError:
+    return FieldError(ErrorType.REQUIRED, _p(path), "", detail)
+
+
+def forbidden(path: Path | str, detail: str) -> FieldError:
+    return FieldError(ErrorType.FORBIDDEN, _p(path), "", detail)
+
+
+def invalid(path: Path | str, value: Any, detail: str = "") -> FieldError:
+    return FieldError(ErrorType.INVALID, _p(path), value, detail)
+
+
+def not_found(path: Path | str, value: Any) -> FieldError:
+    return FieldError(ErrorType.NOT_FOUND, _p(path), value, "")
+
+
+def duplicate(path: Path | str, value: Any) -> FieldError:
+    return FieldError(ErrorType.DUPLICATE, _p(path), value, "")
+
+
+def not_supported(path: Path | str, value: Any, valid: Sequence[str]) -> FieldError:
+    detail = ""
+    if valid:
+        detail = "supported values: " + ", ".join(go_quote(str(v)) for v in valid)
+    return FieldError(ErrorType.NOT_SUPPORTED, _p(path), value, detail)
+
+
+def too_long(path: Path | str, max_length: int) -> FieldError:
+    if max_length >= 0:
+        detail = f"may not be more than {max_length} {'byte' if max_length == 1 else 'bytes'}"
+    else:
+        detail = "value is too long"
+    return FieldError(ErrorType.TOO_LONG, _p(path), OMIT, detail)
+
+
+def too_many(path: Path | str, actual: int, max_quantity: int) -> FieldError:
+    if max_quantity >= 0:
+        detail = f"must have at most {max_quantity} {'item' if max_quantity == 1 else 'items'}"
+    else:
+        detail = "has too many items"
+    return FieldError(ErrorType.TOO_MANY, _p(path), actual if actual >= 0 else OMIT, detail)
+
+
+def internal(path: Path | str, err: str) -> FieldError:
+    return FieldError(ErrorType.INTERNAL, _p(path), OMIT, err)
+
+
+# --- aggregation ---------------------------------------------------------------------------
+
+
+def aggregate_message(errs: Iterable[FieldError | str]) -> str:
+    """``utilerrors.NewAggregate(...).Error()``: de-duplicated, ``[a, b]`` when ≥ 2 distinct."""
+    seen: dict[str, None] = {}
+    for e in errs:
+        seen.setdefault(str(e), None)
+    msgs = list(seen)
+    if len(msgs) == 1:
+        return msgs[0]
+    return "[" + ", ".join(msgs) + "]"
+
+
+def invalid_decision(
+    kind: str,
+    name: str,
+    errs: Sequence[FieldError],
+    warnings: Sequence[str] = (),
+    group: str = "nvidia.com",
+) -> Decision:
+    """``apierrors.NewInvalid(GroupKind{group, kind}, name, errs)`` as a denied Decision (422)."""
+    qualified = f"{kind}.{group}" if group else kind
+    if errs:
+        message = f"{qualified} {go_quote(name)} is invalid: {aggregate_message(errs)}"
+    else:
+        message = f"{qualified} {go_quote(name)} is invalid"
+    details: JSONObject = {"kind": kind, "causes": [e.cause() for e in errs]}
+    if name:
+        details = {"name": name, **details}
+    if group:
+        details = {"group": group, **details}
+    return Decision.deny(message, code=422, reason="Invalid", warnings=list(warnings), details=details)
+
+
+def to_decision(
+    kind: str,
+    name: str,
+    errs: Sequence[FieldError],
+    warnings: Sequence[str] = (),
+) -> Decision:
+    """Allowed (with warnings) when ``errs`` is empty, else the 422 ``Invalid`` denial."""
+    if not errs:
+        return Decision.allow(list(warnings))
+    return invalid_decision(kind, name, errs, warnings)
+
+
+def gvk_mismatch_message(expected: GVK, got: GVK) -> str:
+    """The GVK guard's plain error text."""
+    return f"admission requires {expected}, got {got}; check webhook and CRD conversion configuration"
