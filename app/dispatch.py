@@ -1,0 +1,190 @@
+"""Review dispatch: one decoded review in, one answer out.
+
+The HTTP routes and the offline CLI (``dynamo-webhook review``) both call these functions,
+so the server and the tools can never disagree.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import conversion
+import defaulting
+import validation
+from app.reviews import (
+    AdmissionResponse,
+    InvalidRequest,
+    admission_input,
+    admission_response,
+    admission_review,
+    conversion_review,
+    denial,
+    read_admission_review,
+    read_conversion_review,
+    type_name,
+)
+from conversion.errors import ConversionError
+from validation.context import GVK, AdmissionContext, AdmissionInput
+
+log = logging.getLogger("dynamo_webhook.review")
+
+ReviewType = Literal["validate", "mutate", "convert"]
+
+
+@dataclass(slots=True)
+class Outcome:
+    """The encoded answer plus what the log line and metrics need."""
+
+    body: bytes
+    uid: str = ""
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    operation: str = ""
+    allowed: bool = True
+    code: int = 200
+    message: str = ""
+    patched: bool = False
+    warnings: int = 0
+    conversions: list[tuple[str, str]] = field(default_factory=list)  # (kind, "v1alpha1->v1beta1")
+    response: Any = None
+
+
+# --------------------------------------------------------------------------- admission
+
+
+def review_admission(
+    doc: Any, review_type: Literal["validate", "mutate"], ctx: AdmissionContext, expected_gvk: GVK | None = None
+) -> Outcome:
+    """Answer one AdmissionReview document. Raises ``BadRequest`` only when ``doc`` is no review."""
+    env = read_admission_review(doc)
+    mutating = review_type == "mutate"
+    response: AdmissionResponse
+    inp: AdmissionInput | None = None
+    try:
+        inp = admission_input(env, expected_gvk)
+    except InvalidRequest as exc:
+        response = denial(env.uid, str(exc), 400)
+    else:
+        try:
+            handler = defaulting.default if mutating else validation.validate
+            decision = handler(inp, ctx)
+            response = admission_response(env.uid, decision, mutating, inp.object)
+        except Exception as exc:  # the answer is always a review, as controller-runtime's recover()
+            log.error(
+                "admission handler failed",
+                extra={"uid": env.uid, "error": repr(exc), "traceback": traceback.format_exc()},
+            )
+            response = denial(env.uid, f"internal error: {type(exc).__name__}: {exc}", 500)
+    request = env.request
+    kind = request.get("kind")
+    status = response.get("status") or {}
+    return Outcome(
+        body=admission_review(env.api_version, response),
+        uid=env.uid,
+        kind=inp.kind.kind if inp else (str(kind.get("kind", "")) if isinstance(kind, dict) else ""),
+        namespace=inp.namespace if inp else "",
+        name=(inp.name or _object_name(inp.object or inp.old_object)) if inp else "",
+        operation=inp.operation if inp else str(request.get("operation", "")),
+        allowed=bool(response.get("allowed")),
+        code=int(status.get("code", 200)),
+        message=str(status.get("message", "")),
+        patched="patch" in response,
+        warnings=len(response.get("warnings", [])),
+        response=response,
+    )
+
+
+def _object_name(obj: Any) -> str:
+    if isinstance(obj, dict):
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            return str(meta.get("name") or meta.get("generateName") or "")
+    return ""
+
+
+# --------------------------------------------------------------------------- conversion
+
+
+def describe_object(obj: Any, index: int) -> str:
+    """``objects[3] DynamoGraphDeployment ns/name`` — names the object in failure messages."""
+    if not isinstance(obj, dict):
+        return f"objects[{index}]"
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    name = meta.get("name") or ""
+    ns = meta.get("namespace") or ""
+    ident = f"{ns}/{name}" if ns else str(name)
+    return f"objects[{index}] {obj.get('kind', '')} {ident}".rstrip()
+
+
+def _restore_metadata(src: dict[str, Any], out: dict[str, Any]) -> None:
+    """The apiserver only takes labels and annotations from a converted object; keep everything
+    else of the source metadata as it was, so a converter can never change it."""
+    src_meta = src.get("metadata")
+    if not isinstance(src_meta, dict):
+        return
+    out_meta = out.get("metadata") if isinstance(out.get("metadata"), dict) else {}
+    assert isinstance(out_meta, dict)
+    merged = {k: v for k, v in src_meta.items() if k not in ("labels", "annotations")}
+    for key in ("labels", "annotations"):
+        if out_meta.get(key):
+            merged[key] = out_meta[key]
+    out["metadata"] = merged
+
+
+class ConversionFailure(Exception):
+    pass
+
+
+def convert_objects(objects: list[Any], desired: str) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """Convert every object or none: the first failure raises :class:`ConversionFailure`
+    naming the object (the converter's own text first, as upstream prints it)."""
+    converted: list[dict[str, Any]] = []
+    done: list[tuple[str, str]] = []
+    target = desired.rpartition("/")[2]
+    for index, obj in enumerate(objects):
+        if not isinstance(obj, dict):
+            raise ConversionFailure(f"objects[{index}]: expected a JSON object, got {type_name(obj)}")
+        try:
+            out = conversion.convert(obj, desired)
+        except ConversionError as exc:
+            raise ConversionFailure(f"{exc} ({describe_object(obj, index)})") from exc
+        except Exception as exc:
+            log.error(
+                "converter failed",
+                extra={"object": describe_object(obj, index), "error": repr(exc), "traceback": traceback.format_exc()},
+            )
+            raise ConversionFailure(
+                f"internal error occurred during conversion ({describe_object(obj, index)})"
+            ) from exc
+        if out is not obj:
+            _restore_metadata(obj, out)
+        converted.append(out)
+        source = str(obj.get("apiVersion", "")).rpartition("/")[2]
+        done.append((str(obj.get("kind", "")), f"{source}->{target}"))
+    return converted, done
+
+
+def review_conversion(doc: Any) -> Outcome:
+    """Answer one ConversionReview document. Raises ``BadRequest`` only when ``doc`` is no review."""
+    env = read_conversion_review(doc)
+    if isinstance(env, tuple):
+        api_version, uid, message = env
+        return Outcome(conversion_review(api_version, uid, None, message), uid=uid, allowed=False, code=400,
+                       message=message, operation="CONVERT")
+    try:
+        converted, done = convert_objects(env.objects, env.desired_api_version)
+    except ConversionFailure as exc:
+        return Outcome(
+            conversion_review(env.api_version, env.uid, None, str(exc)),
+            uid=env.uid, allowed=False, code=500, message=str(exc), operation="CONVERT",
+        )
+    kinds = sorted({k for k, _ in done})
+    return Outcome(
+        conversion_review(env.api_version, env.uid, converted),
+        uid=env.uid, kind=",".join(kinds), operation="CONVERT", conversions=done,
+    )

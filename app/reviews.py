@@ -1,0 +1,336 @@
+"""Review envelopes: AdmissionReview (admission.k8s.io v1/v1beta1) and ConversionReview
+(apiextensions.k8s.io v1/v1beta1) — bytes in, plain data out, and back.
+
+Rules (apiserver / controller-runtime behaviour):
+- A body that is not a review at all (not JSON, invalid UTF-8, nesting deeper than
+  :data:`MAX_DEPTH`, wrong apiVersion/kind, no ``request`` or no ``uid``) raises :class:`BadRequest`;
+  the HTTP layer answers 400.
+- Once the uid is known, every problem is answered inside a review (HTTP 200): a denial with
+  ``status.code`` >= 400 and a message naming the field, or a conversion ``Failure``.
+- Answers use the apiVersion/kind of the request and echo its uid.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
+
+import jsonpatch
+import orjson
+
+from validation.context import GVK, AdmissionInput, Decision, Operation, UserInfo
+
+ADMISSION_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+CONVERSION_VERSIONS = ("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1")
+OPERATIONS: tuple[Operation, ...] = ("CREATE", "UPDATE", "DELETE", "CONNECT")
+
+#: Deepest JSON nesting accepted in a review body. Kubernetes objects stay far below this.
+MAX_DEPTH = 128
+#: Longest warning kept (characters); longer ones are cut with an ellipsis. The apiserver
+#: truncates warnings over 256 characters; 120 is the documented recommendation.
+MAX_WARNING_CHARS = 120
+#: Total warning budget per response (bytes of text), as the apiserver's.
+MAX_WARNINGS_TOTAL = 4096
+
+JSONObject = dict[str, Any]
+
+
+class BadRequest(Exception):
+    """The body is not a review; answered with an HTTP 4xx and a JSON error body."""
+
+    def __init__(self, message: str, status_code: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+
+
+class StatusDict(TypedDict, total=False):
+    status: Literal["Success", "Failure"]
+    code: int
+    reason: str
+    message: str
+    details: JSONObject
+
+
+class AdmissionResponse(TypedDict, total=False):
+    uid: str
+    allowed: bool
+    status: JSONObject
+    patch: str
+    patchType: Literal["JSONPatch"]
+    warnings: list[str]
+
+
+class ConversionResponse(TypedDict, total=False):
+    uid: str
+    convertedObjects: list[JSONObject] | None
+    result: StatusDict
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _check_depth(doc: Any) -> None:
+    """Reject absurdly nested documents before any recursive code sees them."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if depth > MAX_DEPTH:
+            raise BadRequest(f"JSON nesting deeper than {MAX_DEPTH} levels")
+        children = node.values() if isinstance(node, dict) else node
+        for child in children:
+            if isinstance(child, (dict, list)) and child:
+                push((child, depth + 1))
+
+
+def parse_json(body: bytes) -> Any:
+    if not body:
+        raise BadRequest("request body is empty")
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"request body is not valid JSON: {exc}") from None
+    if isinstance(doc, (dict, list)):
+        _check_depth(doc)
+    return doc
+
+
+def _envelope(doc: Any, kind: str, versions: tuple[str, ...]) -> tuple[str, JSONObject, str]:
+    if not isinstance(doc, dict):
+        raise BadRequest(f"expected a {kind} object, got {type_name(doc)}")
+    api_version, got_kind = doc.get("apiVersion"), doc.get("kind")
+    if got_kind != kind or api_version not in versions:
+        raise BadRequest(
+            f"expected a {kind} ({', '.join(versions)}), got apiVersion={api_version!r} kind={got_kind!r}"
+        )
+    request = doc.get("request")
+    if not isinstance(request, dict):
+        raise BadRequest(f"{kind} has no request")
+    uid = request.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise BadRequest(f"{kind} request has no uid")
+    return api_version, request, uid
+
+
+def type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+class InvalidRequest(Exception):
+    """A readable review whose request is malformed: answered as a 400 denial inside the review."""
+
+
+def _gvk(value: Any, field: str, required: bool) -> GVK | None:
+    if value is None and not required:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidRequest(f"{field}: expected an object with group, version and kind, got {type_name(value)}")
+    parts = []
+    for key in ("group", "version", "kind"):
+        part = value.get(key, "")
+        if not isinstance(part, str):
+            raise InvalidRequest(f"{field}.{key}: expected a string, got {type_name(part)}")
+        parts.append(part)
+    if not parts[1] or not parts[2]:
+        raise InvalidRequest(f"{field}: version and kind are required")
+    return GVK(parts[0], parts[1], parts[2])
+
+
+def _str(request: JSONObject, key: str) -> str:
+    value = request.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidRequest(f"request.{key}: expected a string, got {type_name(value)}")
+    return value
+
+
+def _user(value: Any) -> UserInfo:
+    if value is None:
+        return UserInfo()
+    if not isinstance(value, dict):
+        raise InvalidRequest(f"request.userInfo: expected an object, got {type_name(value)}")
+    groups = value.get("groups") or []
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        raise InvalidRequest("request.userInfo.groups: expected a list of strings")
+    username, uid = value.get("username") or "", value.get("uid") or ""
+    if not isinstance(username, str) or not isinstance(uid, str):
+        raise InvalidRequest("request.userInfo: username and uid must be strings")
+    extra_raw = value.get("extra") or {}
+    extra: dict[str, tuple[str, ...]] = {}
+    if isinstance(extra_raw, dict):
+        for k, v in extra_raw.items():
+            if isinstance(v, list):
+                extra[str(k)] = tuple(str(x) for x in v)
+    return UserInfo(username=username, uid=uid, groups=tuple(groups), extra=extra)
+
+
+def _object(request: JSONObject, key: str) -> JSONObject | None:
+    value = request.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidRequest(f"request.{key}: expected a JSON object, got {type_name(value)}")
+    for sub in ("metadata", "spec", "status"):
+        part = value.get(sub)
+        if part is not None and not isinstance(part, dict):
+            raise InvalidRequest(f"request.{key}.{sub}: expected a JSON object, got {type_name(part)}")
+    meta = value.get("metadata")
+    if isinstance(meta, dict):
+        for sub in ("annotations", "labels"):
+            part = meta.get(sub)
+            if part is None:
+                continue
+            if not isinstance(part, dict) or not all(isinstance(v, str) for v in part.values()):
+                raise InvalidRequest(f"request.{key}.metadata.{sub}: expected a map of strings")
+        for sub in ("name", "namespace"):
+            part = meta.get(sub)
+            if part is not None and not isinstance(part, str):
+                raise InvalidRequest(f"request.{key}.metadata.{sub}: expected a string, got {type_name(part)}")
+    return value
+
+
+@dataclass(slots=True)
+class AdmissionEnvelope:
+    api_version: str
+    uid: str
+    request: JSONObject
+
+
+def read_admission_review(doc: Any) -> AdmissionEnvelope:
+    """Validate the envelope; raises :class:`BadRequest` when this is not an AdmissionReview."""
+    api_version, request, uid = _envelope(doc, "AdmissionReview", ADMISSION_VERSIONS)
+    return AdmissionEnvelope(api_version, uid, request)
+
+
+def admission_input(env: AdmissionEnvelope, expected_gvk: GVK | None = None) -> AdmissionInput:
+    """Map a readable review onto :class:`AdmissionInput`; raises :class:`InvalidRequest`."""
+    request = env.request
+    kind = _gvk(request.get("kind"), "request.kind", required=True)
+    assert kind is not None
+    operation = request.get("operation")
+    if operation not in OPERATIONS:
+        raise InvalidRequest(
+            f"request.operation: Unsupported value: {orjson.dumps(operation).decode()}: "
+            'supported values: "CREATE", "UPDATE", "DELETE", "CONNECT"'
+        )
+    obj = _object(request, "object")
+    old = _object(request, "oldObject")
+    if operation in ("CREATE", "UPDATE") and obj is None:
+        raise InvalidRequest(f"request.object: Required value: an object is required for {operation}")
+    if operation == "UPDATE" and old is None:
+        raise InvalidRequest("request.oldObject: Required value: the previous object is required for UPDATE")
+    resource = request.get("resource")
+    dry_run = request.get("dryRun")
+    return AdmissionInput(
+        uid=env.uid,
+        kind=kind,
+        operation=operation,
+        name=_str(request, "name"),
+        namespace=_str(request, "namespace"),
+        request_kind=_gvk(request.get("requestKind"), "request.requestKind", required=False),
+        resource=str(resource.get("resource", "")) if isinstance(resource, dict) else "",
+        sub_resource=_str(request, "subResource"),
+        user=_user(request.get("userInfo")),
+        object=obj,
+        old_object=old,
+        dry_run=bool(dry_run) if isinstance(dry_run, bool) else False,
+        expected_gvk=expected_gvk,
+    )
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def clip_warnings(warnings: list[str]) -> list[str]:
+    """Keep warnings within the apiserver's budget (per warning and in total)."""
+    out: list[str] = []
+    total = 0
+    for warning in warnings:
+        text = " ".join(str(warning).split())
+        if len(text) > MAX_WARNING_CHARS:
+            text = text[: MAX_WARNING_CHARS - 1] + "…"
+        if total + len(text) > MAX_WARNINGS_TOTAL:
+            break
+        total += len(text)
+        out.append(text)
+    return out
+
+
+def json_patch(original: JSONObject, patched: JSONObject) -> list[JSONObject]:
+    """Minimal RFC 6902 diff; ``remove`` operations are dropped (controller-runtime drops them
+    for custom defaulters, so fields a defaulter does not know are never deleted)."""
+    ops: list[JSONObject] = jsonpatch.make_patch(original, patched).patch
+    return [op for op in ops if op.get("op") != "remove"]
+
+
+def admission_response(
+    uid: str, decision: Decision, mutating: bool, original: JSONObject | None
+) -> AdmissionResponse:
+    resp: AdmissionResponse = {"uid": uid, "allowed": decision.allowed, "status": decision.status}
+    if decision.warnings:
+        resp["warnings"] = clip_warnings(decision.warnings)
+    if mutating and decision.allowed and decision.patched is not None and original is not None:
+        ops = json_patch(original, decision.patched)
+        if ops:
+            resp["patchType"] = "JSONPatch"
+            resp["patch"] = base64.b64encode(orjson.dumps(ops)).decode("ascii")
+    return resp
+
+
+def denial(uid: str, message: str, code: int) -> AdmissionResponse:
+    reasons = {400: "BadRequest", 403: "Forbidden", 500: "InternalError"}
+    status: JSONObject = {"code": code, "message": message}
+    if code in reasons:
+        status["reason"] = reasons[code]
+    return {"uid": uid, "allowed": False, "status": status}
+
+
+def admission_review(api_version: str, response: AdmissionResponse) -> bytes:
+    return orjson.dumps({"apiVersion": api_version, "kind": "AdmissionReview", "response": response})
+
+
+@dataclass(slots=True)
+class ConversionEnvelope:
+    api_version: str
+    uid: str
+    desired_api_version: str
+    objects: list[Any]
+
+
+def read_conversion_review(doc: Any) -> ConversionEnvelope | tuple[str, str, str]:
+    """Validate the envelope. Returns the envelope, or ``(api_version, uid, message)`` for a readable
+    review whose request is malformed (answered as a Failure)."""
+    api_version, request, uid = _envelope(doc, "ConversionReview", CONVERSION_VERSIONS)
+    desired = request.get("desiredAPIVersion")
+    if not isinstance(desired, str) or not desired:
+        return api_version, uid, "request.desiredAPIVersion: Required value"
+    objects = request.get("objects")
+    if objects is None:
+        objects = []
+    if not isinstance(objects, list):
+        return api_version, uid, f"request.objects: expected an array, got {type_name(objects)}"
+    return ConversionEnvelope(api_version, uid, desired, objects)
+
+
+def conversion_review(
+    api_version: str, uid: str, converted: list[JSONObject] | None, failure: str | None = None
+) -> bytes:
+    response: ConversionResponse
+    if failure is not None:
+        response = {"uid": uid, "convertedObjects": None, "result": {"status": "Failure", "message": failure}}
+    else:
+        response = {"uid": uid, "convertedObjects": converted or [], "result": {"status": "Success"}}
+    return orjson.dumps({"apiVersion": api_version, "kind": "ConversionReview", "response": response})

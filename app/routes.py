@@ -1,0 +1,275 @@
+"""HTTP routes: the generic webhook paths, the upstream operator's per-kind paths, health,
+readiness and metrics. This module only maps HTTP to :mod:`app.dispatch`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio.to_thread
+import orjson
+from fastapi import FastAPI
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.dispatch import Outcome, review_admission, review_conversion
+from app.observability import (
+    ADMISSIONS,
+    BAD_REQUESTS,
+    CONVERSION_FAILURES,
+    CONVERSIONS,
+    DENIALS,
+    IN_FLIGHT,
+    LATENCY,
+    REQUESTS,
+)
+from app.reviews import BadRequest, parse_json
+from app.settings import Settings
+from validation.context import GVK, AdmissionContext
+
+log = logging.getLogger("dynamo_webhook.review")
+
+ReviewType = Literal["validate", "mutate", "convert"]
+
+DGD = GVK("nvidia.com", "v1beta1", "DynamoGraphDeployment")
+DCD = GVK("nvidia.com", "v1beta1", "DynamoComponentDeployment")
+DCD_ALPHA = GVK("nvidia.com", "v1alpha1", "DynamoComponentDeployment")
+DGDR = GVK("nvidia.com", "v1beta1", "DynamoGraphDeploymentRequest")
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookRoute:
+    path: str
+    type: ReviewType
+    expected_gvk: GVK | None = None  # the upstream handler's GVK guard; None: dispatch on request.kind
+    kinds: tuple[str, ...] = ()  # documentation / deploy checks: kinds upstream registers on this path
+
+
+#: Every webhook path served. The per-kind ones are the upstream operator's, so its
+#: webhook configurations can point here unchanged.
+WEBHOOK_ROUTES: tuple[WebhookRoute, ...] = (
+    WebhookRoute("/validate", "validate"),
+    WebhookRoute("/mutate", "mutate"),
+    WebhookRoute("/convert", "convert"),
+    WebhookRoute("/validate/nvidia.com/v1beta1/dynamographdeployments", "validate", DGD, ("DynamoGraphDeployment",)),
+    WebhookRoute(
+        "/validate/nvidia.com/v1beta1/dynamocomponentdeployments", "validate", DCD, ("DynamoComponentDeployment",)
+    ),
+    WebhookRoute(
+        "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment", "validate", DCD_ALPHA, ("DynamoComponentDeployment",)
+    ),
+    WebhookRoute(
+        "/validate-nvidia-com-v1beta1-dynamographdeploymentrequest", "validate", DGDR, ("DynamoGraphDeploymentRequest",)
+    ),
+    WebhookRoute("/validate-nvidia-com-v1alpha1-dynamomodel", "validate", None, ("DynamoModel",)),
+    WebhookRoute("/validate-nvidia-com-v1alpha1-dynamocheckpoint", "validate", None, ("DynamoCheckpoint",)),
+    WebhookRoute("/mutate/nvidia.com/v1beta1/dynamographdeployments", "mutate", DGD, ("DynamoGraphDeployment",)),
+    WebhookRoute(
+        "/mutate-nvidia-com-v1beta1-dynamocomponentdeployment", "mutate", DCD, ("DynamoComponentDeployment",)
+    ),
+    WebhookRoute(
+        "/mutate-nvidia-com-v1beta1-dynamographdeploymentrequest", "mutate", DGDR, ("DynamoGraphDeploymentRequest",)
+    ),
+    WebhookRoute("/mutate-core-v1-pod-checkpoint-restore", "mutate", None, ("Pod",)),
+)
+
+#: Bodies larger than this are handled off the event loop so they do not stall small reviews.
+OFFLOAD_BYTES = 256 * 1024
+
+
+@dataclass
+class AppState:
+    settings: Settings
+    admission: AdmissionContext = field(default_factory=AdmissionContext)
+    # Each check returns (ok, reason); /readyz is 200 only when all pass.
+    ready_checks: list[Callable[[], tuple[bool, str]]] = field(default_factory=list)
+    # Long-running coroutines started with the app and stopped (event set, then awaited) with it.
+    background: list[Callable[[asyncio.Event], Coroutine[Any, Any, None]]] = field(default_factory=list)
+    draining: bool = False
+
+
+def _json(status: int, payload: dict[str, Any]) -> Response:
+    return Response(orjson.dumps(payload), status_code=status, media_type="application/json")
+
+
+def _is_json(content_type: str | None) -> bool:
+    if not content_type:
+        return False
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+async def _read_body(request: Request, limit: int, timeout: float) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            if int(declared) > limit:
+                raise BadRequest(f"request body of {declared} bytes exceeds the limit of {limit} bytes", 413)
+        except ValueError:
+            raise BadRequest("invalid Content-Length header") from None
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise BadRequest(f"request body exceeds the limit of {limit} bytes", 413)
+                chunks.append(chunk)
+    except TimeoutError:
+        raise BadRequest(f"request body not received within {timeout:g} s", 408) from None
+    return b"".join(chunks)
+
+
+def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request], Any]:
+    path = route.path
+    settings = state.settings
+    limit = settings.max_conversion_bytes if route.type == "convert" else settings.max_admission_bytes
+    requests_by_code: dict[int, Any] = {}
+    latency = LATENCY.labels(path)
+    in_flight = IN_FLIGHT.labels(path)
+
+    def count(code: int) -> None:
+        counter = requests_by_code.get(code)
+        if counter is None:
+            counter = requests_by_code[code] = REQUESTS.labels(path, str(code))
+        counter.inc()
+
+    def answer(doc: Any) -> Outcome:
+        if route.type == "convert":
+            return review_conversion(doc)
+        return review_admission(doc, route.type, state.admission, route.expected_gvk)
+
+    def decode_and_answer(body: bytes) -> Outcome:
+        return answer(parse_json(body))
+
+    async def endpoint(request: Request) -> Response:
+        started = time.perf_counter()
+        in_flight.inc()
+        try:
+            if not _is_json(request.headers.get("content-type")):
+                raise BadRequest(
+                    f"unsupported Content-Type {request.headers.get('content-type')!r}: expected application/json", 415
+                )
+            body = await _read_body(request, limit, settings.body_timeout)
+            if len(body) > OFFLOAD_BYTES:
+                outcome = await anyio.to_thread.run_sync(decode_and_answer, body)
+            else:
+                outcome = decode_and_answer(body)
+        except BadRequest as exc:
+            count(exc.status_code)
+            BAD_REQUESTS.labels(path, str(exc.status_code)).inc()
+            log.warning("request rejected", extra={"webhook": path, "code": exc.status_code, "error": exc.message})
+            return _json(exc.status_code, {"error": exc.message, "code": exc.status_code})
+        except ClientDisconnect:
+            count(499)
+            return Response(status_code=499)
+        finally:
+            in_flight.dec()
+        elapsed = time.perf_counter() - started
+        latency.observe(elapsed)
+        count(200)
+        try:
+            _record(path, route.type, outcome, elapsed)
+        except Exception as exc:  # observability must never fail a review
+            log.error("recording a review failed", extra={"webhook": path, "error": repr(exc)})
+        return Response(outcome.body, media_type="application/json")
+
+    return endpoint
+
+
+def _record(path: str, review_type: ReviewType, outcome: Outcome, elapsed: float) -> None:
+    if review_type == "convert":
+        if outcome.allowed:
+            for kind, direction in outcome.conversions:
+                CONVERSIONS.labels(kind, direction).inc()
+        else:
+            CONVERSION_FAILURES.labels(path).inc()
+    else:
+        ADMISSIONS.labels(path, outcome.kind, outcome.operation, str(outcome.allowed).lower()).inc()
+        if not outcome.allowed:
+            DENIALS.labels(path, outcome.kind, outcome.operation, str(outcome.code)).inc()
+    extra: dict[str, Any] = {
+        "webhook": path,
+        "uid": outcome.uid,
+        "kind": outcome.kind,
+        "operation": outcome.operation,
+        "allowed": outcome.allowed,
+        "duration_ms": round(elapsed * 1000, 3),
+    }
+    if review_type == "convert":
+        extra["objects"] = len(outcome.conversions)
+    else:
+        extra["object"] = f"{outcome.namespace}/{outcome.name}" if outcome.namespace else outcome.name
+        extra["patched"] = outcome.patched
+    if not outcome.allowed:
+        extra["code"] = outcome.code
+        extra["detail"] = outcome.message
+    log.info("review", extra=extra)
+
+
+def create_app(state: AppState) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        stop = asyncio.Event()
+        tasks: list[asyncio.Task[None]] = [asyncio.create_task(job(stop)) for job in state.background]
+        try:
+            yield
+        finally:
+            stop.set()
+            for task in tasks:
+                try:
+                    await asyncio.wait_for(task, 5)
+                except (TimeoutError, asyncio.CancelledError):
+                    task.cancel()
+
+    app = FastAPI(title="dynamo-webhook", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.state.webhook = state
+
+    async def healthz(request: Request) -> Response:
+        return _json(200, {"status": "ok"})
+
+    async def readyz(request: Request) -> Response:
+        if state.draining:
+            return _json(503, {"status": "not ready", "reasons": ["shutting down"]})
+        reasons = []
+        for check in state.ready_checks:
+            ok, reason = check()
+            if not ok:
+                reasons.append(reason)
+        if reasons:
+            return _json(503, {"status": "not ready", "reasons": reasons})
+        return _json(200, {"status": "ready"})
+
+    async def metrics(request: Request) -> Response:
+        return Response(metrics_payload(), media_type=CONTENT_TYPE_LATEST)
+
+    routes = [Route(r.path, _review_endpoint(r, state), methods=["POST"]) for r in WEBHOOK_ROUTES]
+    routes += [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+    ]
+    app.router.routes.extend(routes)
+    return app
+
+
+def metrics_payload() -> bytes:
+    """Metrics of this process, or of all worker processes in multiprocess mode."""
+    import os
+
+    from prometheus_client import CollectorRegistry, multiprocess
+
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        return generate_latest(registry)
+    return generate_latest()

@@ -1,0 +1,111 @@
+"""``dynamo-webhook serve``: HTTPS webhook server (uvicorn), plain-HTTP metrics, cert hot reload."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import uvicorn
+
+from app.observability import configure_logging
+from app.routes import AppState, create_app
+from app.settings import Settings
+from app.tls import CertReloader
+from validation.context import AdmissionContext
+
+log = logging.getLogger("dynamo_webhook.server")
+
+REPO_EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+CURL_EXAMPLE = "admission/dgd-v1beta1-create.json"
+
+
+def curl_hint(settings: Settings, ca_file: Path) -> str:
+    host = settings.host
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    local = Path("examples") / CURL_EXAMPLE
+    example = local if local.exists() else REPO_EXAMPLES / CURL_EXAMPLE
+    return (
+        f"curl --cacert {ca_file} -H 'Content-Type: application/json' "
+        f"--data-binary @{example} https://{host}:{settings.port}/validate"
+    )
+
+
+def _start_metrics_server(settings: Settings) -> None:
+    if not settings.metrics_port:
+        return
+    from prometheus_client import start_http_server
+
+    from app.routes import metrics_payload
+
+    if settings.metrics_port == settings.port and settings.metrics_host == settings.host:
+        return
+    start_http_server(settings.metrics_port, addr=settings.metrics_host)
+    del metrics_payload  # the HTTPS /metrics route serves the same registry
+    log.info("metrics listening", extra={"address": f"http://{settings.metrics_host}:{settings.metrics_port}/metrics"})
+
+
+def prepare_certificates(settings: Settings) -> tuple[Path, Path, Path]:
+    """Make sure a serving pair exists in the cert dir; returns (cert, key, ca) paths."""
+    cert_dir = settings.cert_dir
+    cert_file, key_file, ca_file = cert_dir / "tls.crt", cert_dir / "tls.key", cert_dir / "ca.crt"
+    if settings.cert_mode == "dev":
+        from certs.dev import ensure_dev_certs
+
+        result = ensure_dev_certs(cert_dir, settings.service_name, settings.namespace, settings.cluster_domain)
+        if result.generated:
+            log.info("generated a self-signed CA and serving certificate", extra={"cert_dir": str(cert_dir)})
+    return cert_file, key_file, ca_file
+
+
+def build_state(settings: Settings, reloader: CertReloader | None) -> AppState:
+    checks: list[Callable[[], tuple[bool, str]]] = []
+    if reloader is not None:
+        checks.append(lambda: (reloader.loaded, "no serving certificate loaded"))
+    return AppState(
+        settings=settings,
+        admission=AdmissionContext(settings=settings.admission_settings()),
+        ready_checks=checks,
+    )
+
+
+def serve(settings: Settings) -> int:
+    configure_logging(settings.log_format, settings.log_level)
+    try:
+        cert_file, key_file, ca_file = prepare_certificates(settings)
+        reloader = CertReloader(cert_file, key_file, settings.cert_reload_interval)
+        reloader.load()
+    except Exception as exc:
+        log.error("cannot load a serving certificate", extra={"cert_dir": str(settings.cert_dir), "error": str(exc)})
+        print(f"dynamo-webhook: cannot load a serving certificate from {settings.cert_dir}: {exc}", file=sys.stderr)
+        return 1
+    state = build_state(settings, reloader)
+    state.background.append(reloader.watch)
+    app = create_app(state)
+    _start_metrics_server(settings)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        ssl_certfile=str(cert_file),
+        ssl_keyfile=str(key_file),
+        http="httptools",
+        loop="uvloop",
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        timeout_keep_alive=30,
+        timeout_graceful_shutdown=30,
+        server_header=False,
+    )
+    config.load()
+    config.ssl = reloader.server_context  # hot-reloading context (SNI callback swaps certificates)
+    if settings.print_curl:
+        print("dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file) + "\n", flush=True)
+    server = uvicorn.Server(config)
+    server.run()
+    return 0

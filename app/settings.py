@@ -1,0 +1,118 @@
+"""Service settings: environment variables (prefix ``DYNAMO_WEBHOOK_``) and matching CLI flags.
+
+Every field of :class:`Settings` is readable from ``DYNAMO_WEBHOOK_<FIELD>`` and settable with
+``--<field-with-dashes>`` on ``dynamo-webhook serve``; a flag wins over the environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from validation.context import DEFAULT_OPERATOR_PRINCIPAL, AdmissionSettings
+
+MiB = 1024 * 1024
+
+
+def default_cert_dir() -> Path:
+    """controller-runtime's default: ``<tmp>/k8s-webhook-server/serving-certs``."""
+    return Path(tempfile.gettempdir()) / "k8s-webhook-server" / "serving-certs"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="DYNAMO_WEBHOOK_", extra="ignore")
+
+    host: str = Field("0.0.0.0", description="Address the HTTPS webhook server binds to.")
+    port: int = Field(9443, ge=0, le=65535, description="HTTPS port of the webhook server.")
+    cert_dir: Path = Field(
+        default_factory=default_cert_dir,
+        description="Directory holding tls.crt/tls.key (and ca.crt); hot-reloaded when they change.",
+    )
+    cert_reload_interval: float = Field(
+        2.0, gt=0, le=10, description="Seconds between checks of the cert files for a new pair."
+    )
+    cert_mode: Literal["dev", "auto", "manual"] = Field(
+        "dev",
+        description="dev: self-signed into the cert dir, no Kubernetes API; auto: manage the Secret and "
+        "inject caBundles; manual: cert-manager or a user Secret (only CRD bundles are injected).",
+    )
+    kubeconfig: Path | None = Field(
+        None, description="Kubeconfig for the cert loop and lease watcher (default: in-cluster when available)."
+    )
+    service_name: str = Field("dynamo-operator-webhook-service", description="Service name used in cert SANs.")
+    namespace: str = Field("dynamo-system", description="Namespace of the service (cert SANs, Secret, labels).")
+    cluster_domain: str = Field("cluster.local", description="Cluster DNS domain used in cert SANs.")
+    secret_name: str = Field("webhook-server-cert", description="Secret holding the serving cert (auto/manual).")
+    metrics_port: int = Field(
+        8080, ge=0, le=65535, description="Plain-HTTP port serving /metrics (0 disables; /metrics is also on HTTPS)."
+    )
+    metrics_host: str = Field("0.0.0.0", description="Address the plain-HTTP metrics server binds to.")
+    workers: int = Field(1, ge=1, le=64, description="Number of worker processes.")
+    log_format: Literal["json", "text"] = Field("json", description="Log format: json (one object per line) or text.")
+    log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="Log level.")
+    max_admission_bytes: int = Field(7 * MiB, gt=0, description="Largest AdmissionReview body accepted (413 above).")
+    max_conversion_bytes: int = Field(
+        64 * MiB, gt=0, description="Largest ConversionReview body accepted (413 above)."
+    )
+    body_timeout: float = Field(30.0, gt=0, description="Seconds allowed to receive a request body (408 after).")
+    feature_grove: bool = Field(False, description="Feature gate Grove (upstream default without a cluster: off).")
+    feature_checkpoint: bool = Field(False, description="Feature gate Checkpoint (default off).")
+    feature_gpu_discovery: bool = Field(True, description="Feature gate GPUDiscovery (default on).")
+    operator_principal: str = Field(
+        DEFAULT_OPERATOR_PRINCIPAL, description="Username of the operator's service account (replica-lock exemption)."
+    )
+    planner_service_account: str = Field("planner-serviceaccount", description="Planner service account name.")
+    operator_version: str = Field("0.1.0", description="Operator version (semver) used by version-dependent rules.")
+    dgdr_default_image: str = Field("", description="Default profiler image for DGDRs (empty: derived).")
+    print_curl: bool = Field(True, description="Print a ready-to-paste curl command when serving.")
+
+    def admission_settings(self, cluster_lookups: bool = False) -> AdmissionSettings:
+        return AdmissionSettings(
+            grove=self.feature_grove,
+            checkpoint=self.feature_checkpoint,
+            gpu_discovery=self.feature_gpu_discovery,
+            operator_principal=self.operator_principal,
+            planner_service_account=self.planner_service_account,
+            operator_version=self.operator_version,
+            dgdr_default_image=self.dgdr_default_image,
+            cluster_lookups=cluster_lookups,
+        )
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add one flag per settings field; unset flags fall back to env vars and defaults."""
+    for name, field in Settings.model_fields.items():
+        env = f"DYNAMO_WEBHOOK_{name.upper()}"
+        help_text = f"{field.description} [env {env}]"
+        annotation: Any = field.annotation
+        if annotation is bool:
+            parser.add_argument(
+                _flag(name), dest=name, action=argparse.BooleanOptionalAction, default=None, help=help_text
+            )
+            continue
+        kwargs: dict[str, Any] = {"dest": name, "default": None, "help": help_text}
+        if get_origin(annotation) is Literal:
+            kwargs["choices"] = list(get_args(annotation))
+        elif annotation is int:
+            kwargs["type"] = int
+        elif annotation is float:
+            kwargs["type"] = float
+        parser.add_argument(_flag(name), **kwargs)
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    overrides = {
+        name: getattr(args, name)
+        for name in Settings.model_fields
+        if getattr(args, name, None) is not None
+    }
+    return Settings(**overrides)
