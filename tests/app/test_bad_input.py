@@ -1,0 +1,230 @@
+"""Bad input: what is not a review gets an HTTP 4xx with a JSON error body; a readable
+review with a malformed request gets a 200 denial naming the field."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
+
+from app.reviews import MAX_DEPTH
+from tests.app.conftest import JSON_HEADERS, admission_review, make_client
+
+
+def _post_raw(client: TestClient, path: str, body: bytes, content_type: str = "application/json") -> Any:
+    return client.post(path, content=body, headers={"Content-Type": content_type})
+
+
+def _assert_json_error(resp: Any, status: int, fragment: str) -> None:
+    assert resp.status_code == status, resp.text
+    body = resp.json()
+    assert body["code"] == status
+    assert fragment in body["error"]
+
+
+@pytest.mark.parametrize("path", ["/validate", "/mutate", "/convert"])
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        (b"", "empty"),
+        (b"not json", "not valid JSON"),
+        (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"', "not valid JSON"),
+        (b'{"a": "\xff\xfe"}', "not valid JSON"),  # invalid UTF-8
+        (b"[1, 2, 3]", "expected a"),
+        (b'"a string"', "expected a"),
+        (b'{"apiVersion": "v1", "kind": "Pod"}', "got apiVersion='v1' kind='Pod'"),
+    ],
+)
+def test_not_a_review_is_400(client: TestClient, path: str, body: bytes, fragment: str) -> None:
+    _assert_json_error(_post_raw(client, path, body), 400, fragment)
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 5, 5000])
+def test_absurd_nesting_is_400(client: TestClient, depth: int) -> None:
+    review = admission_review()
+    nested = "[" * depth + "]" * depth
+    body = json.dumps(review).replace('"replicas": 1', f'"replicas": {nested}').encode()
+    resp = _post_raw(client, "/validate", body)
+    assert resp.status_code == 400
+    assert "nest" in resp.json()["error"] or "JSON" in resp.json()["error"]
+
+
+def test_admission_review_sent_to_convert_is_400(client: TestClient) -> None:
+    _assert_json_error(_post_raw(client, "/convert", json.dumps(admission_review()).encode()), 400, "ConversionReview")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "fragment"),
+    [
+        (lambda r: r.pop("request"), "has no request"),
+        (lambda r: r.update(request=[]), "has no request"),
+        (lambda r: r["request"].pop("uid"), "has no uid"),
+        (lambda r: r["request"].update(uid=""), "has no uid"),
+        (lambda r: r["request"].update(uid=7), "has no uid"),
+        (lambda r: r.update(apiVersion="admission.k8s.io/v2"), "admission.k8s.io/v2"),
+        (lambda r: r.update(kind="Review"), "kind='Review'"),
+    ],
+)
+def test_broken_envelope_is_400(client: TestClient, mutate: Any, fragment: str) -> None:
+    review = admission_review()
+    mutate(review)
+    _assert_json_error(_post_raw(client, "/validate", json.dumps(review).encode()), 400, fragment)
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "application/yaml", ""])
+def test_wrong_content_type_is_415(client: TestClient, content_type: str) -> None:
+    resp = _post_raw(client, "/validate", json.dumps(admission_review()).encode(), content_type)
+    _assert_json_error(resp, 415, "Content-Type")
+
+
+def test_content_type_with_charset_is_accepted(client: TestClient) -> None:
+    resp = _post_raw(client, "/validate", json.dumps(admission_review()).encode(), "application/json; charset=utf-8")
+    assert resp.status_code == 200
+
+
+def test_admission_body_over_limit_is_413() -> None:
+    with make_client(max_admission_bytes=10_000) as client:
+        review = admission_review()
+        review["request"]["object"]["metadata"]["annotations"] = {"big": "x" * 20_000}
+        _assert_json_error(_post_raw(client, "/validate", json.dumps(review).encode()), 413, "exceeds")
+
+
+def test_default_limits_are_7_and_64_mib() -> None:
+    from app.settings import Settings
+
+    settings = Settings()
+    assert settings.max_admission_bytes == 7 * 1024 * 1024
+    assert settings.max_conversion_bytes == 64 * 1024 * 1024
+
+
+def test_conversion_has_the_larger_limit() -> None:
+    with make_client(max_admission_bytes=10_000, max_conversion_bytes=100_000) as client:
+        objects = [{"apiVersion": "v1", "kind": "Nonsense", "metadata": {"name": "x" * 15_000}}]
+        body = json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                           "request": {"uid": "u", "desiredAPIVersion": "nvidia.com/v1beta1", "objects": objects}})
+        assert _post_raw(client, "/convert", body.encode()).status_code == 200
+        assert _post_raw(client, "/convert", (body + " " * 100_000).encode()).status_code == 413
+
+
+def test_streamed_body_over_limit_is_413() -> None:
+    with make_client(max_admission_bytes=1000) as client:
+        def chunks() -> Any:
+            for _ in range(10):
+                yield b" " * 500
+
+        resp = client.post("/validate", content=chunks(), headers=JSON_HEADERS)
+        assert resp.status_code == 413
+
+
+def test_wrong_method_and_unknown_path(client: TestClient) -> None:
+    assert client.get("/validate").status_code == 405
+    assert client.post("/nope", content=b"{}", headers=JSON_HEADERS).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("mutate", "fragment"),
+    [
+        (lambda r: r["request"]["object"].update(spec="oops"), "request.object.spec: expected a JSON object, got string"),
+        (lambda r: r["request"]["object"].update(metadata=[1]), "request.object.metadata: expected a JSON object"),
+        (lambda r: r["request"]["object"]["metadata"].update(labels={"a": 1}), "request.object.metadata.labels"),
+        (lambda r: r["request"]["object"]["metadata"].update(name=5), "request.object.metadata.name"),
+        (lambda r: r["request"].update(object=None), "request.object: Required value"),
+        (lambda r: r["request"].update(object="x"), "request.object: expected a JSON object, got string"),
+        (lambda r: r["request"].update(operation="PATCH"), 'request.operation: Unsupported value: "PATCH"'),
+        (lambda r: r["request"].pop("kind"), "request.kind"),
+        (lambda r: r["request"].update(kind={"group": "nvidia.com"}), "request.kind: version and kind are required"),
+        (lambda r: r["request"].update(userInfo="me"), "request.userInfo"),
+        (lambda r: r["request"].update(operation="UPDATE"), "request.oldObject: Required value"),
+    ],
+)
+@pytest.mark.parametrize("path", ["/validate", "/mutate"])
+def test_malformed_request_is_a_200_denial_naming_the_field(
+    client: TestClient, mutate: Any, fragment: str, path: str
+) -> None:
+    review = admission_review(uid="bad-1")
+    mutate(review)
+    resp = _post_raw(client, path, json.dumps(review).encode())
+    assert resp.status_code == 200, resp.text
+    out = resp.json()["response"]
+    assert out["uid"] == "bad-1"
+    assert out["allowed"] is False
+    assert out["status"]["code"] == 400
+    assert fragment in out["status"]["message"]
+
+
+def test_delete_with_null_object_is_allowed(client: TestClient) -> None:
+    review = admission_review(operation="DELETE")
+    review["request"]["oldObject"] = review["request"]["object"]
+    review["request"]["object"] = None
+    out = _post_raw(client, "/validate", json.dumps(review).encode()).json()["response"]
+    assert out["allowed"] is True
+
+
+# ------------------------------------------------------------------ property: never a 5xx
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=20,
+)
+
+
+def _reviewish() -> st.SearchStrategy[Any]:
+    request = st.fixed_dictionaries(
+        {},
+        optional={
+            "uid": st.one_of(st.text(max_size=5), json_values),
+            "kind": st.one_of(
+                json_values,
+                st.fixed_dictionaries({"group": st.sampled_from(["nvidia.com", "", 1]),
+                                       "version": st.sampled_from(["v1alpha1", "v1beta1", "v1", None]),
+                                       "kind": st.sampled_from(["DynamoGraphDeployment", "DynamoModel", "Pod",
+                                                                "DynamoGraphDeploymentRequest", "X"])}),
+            ),
+            "operation": st.one_of(st.sampled_from(["CREATE", "UPDATE", "DELETE", "CONNECT"]), json_values),
+            "object": json_values,
+            "oldObject": json_values,
+            "userInfo": json_values,
+            "desiredAPIVersion": st.sampled_from(["nvidia.com/v1beta1", "nvidia.com/v1alpha1", "x"]),
+            "objects": st.lists(json_values, max_size=3) | json_values,
+            "requestKind": json_values,
+            "subResource": json_values,
+            "dryRun": json_values,
+        },
+    )
+    return st.fixed_dictionaries(
+        {
+            "apiVersion": st.sampled_from(["admission.k8s.io/v1", "admission.k8s.io/v1beta1",
+                                           "apiextensions.k8s.io/v1", "v1"]),
+            "kind": st.sampled_from(["AdmissionReview", "ConversionReview", "Other"]),
+            "request": st.one_of(request, json_values),
+        }
+    )
+
+
+_fuzz_client = make_client()
+
+
+@given(body=st.one_of(st.binary(max_size=64), json_values.map(lambda v: json.dumps(v).encode()),
+                      _reviewish().map(lambda v: json.dumps(v).encode())),
+       path=st.sampled_from(["/validate", "/mutate", "/convert", "/mutate-core-v1-pod-checkpoint-restore",
+                             "/validate/nvidia.com/v1beta1/dynamographdeployments"]))
+def test_random_bodies_never_produce_a_5xx(body: bytes, path: str) -> None:
+    resp = _post_raw(_fuzz_client, path, body)
+    assert resp.status_code in (200, 400), resp.text
+    doc = resp.json()
+    if resp.status_code == 200:
+        assert doc["kind"] in ("AdmissionReview", "ConversionReview")
+        assert isinstance(doc["response"]["uid"], str) and doc["response"]["uid"]
+        if doc["kind"] == "AdmissionReview":
+            assert isinstance(doc["response"]["allowed"], bool)
+            if not doc["response"]["allowed"]:
+                assert doc["response"]["status"]["code"] >= 400
+        else:
+            assert doc["response"]["result"]["status"] in ("Success", "Failure")
+    else:
+        assert doc["error"]

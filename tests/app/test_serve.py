@@ -1,0 +1,184 @@
+"""A real ``dynamo-webhook serve`` subprocess: HTTPS with its generated CA, the printed curl
+line, TLS/ALPN policy, metrics on the plain port, and cert hot reload under traffic."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from certs import pki
+
+ROOT = Path(__file__).resolve().parents[2]
+EXE = Path(sys.executable).parent / "dynamo-webhook"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, cert_dir: Path) -> None:
+        self.cert_dir = cert_dir
+        self.port = _free_port()
+        self.metrics_port = _free_port()
+        # Logs go to a file: an undrained pipe would fill up and block the server.
+        self.log_path = cert_dir.parent / f"serve-{self.port}.log"
+        self._log = self.log_path.open("w")
+        self.proc = subprocess.Popen(
+            [str(EXE), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--metrics-host", "127.0.0.1",
+             "--metrics-port", str(self.metrics_port), "--cert-dir", str(cert_dir), "--cert-reload-interval", "0.5",
+             "--log-format", "text"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=self._log, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self.stdout = ""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve exited: {self.log_path.read_text()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("serve did not start listening")
+
+    def context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.cert_dir / "ca.crt"))
+
+    def post(self, path: str, body: bytes, host: str = "127.0.0.1") -> tuple[int, dict[str, object]]:
+        req = urllib.request.Request(f"https://{host}:{self.port}{path}", data=body,
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(req, context=self.context(), timeout=10) as resp:
+            return resp.status, json.loads(resp.read())
+
+    def peer_cert(self) -> bytes:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as raw, \
+                self.context().wrap_socket(raw, server_hostname="localhost") as tls:
+            der = tls.getpeercert(binary_form=True)
+            assert der is not None
+            return der
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            out, _ = self.proc.communicate(timeout=15)
+            self.stdout = out
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self._log.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(tmp_path_factory.mktemp("certs") / "serving-certs")
+    yield srv
+    srv.stop()
+
+
+def test_serves_https_with_generated_ca(server: Server) -> None:
+    for name in ("tls.crt", "tls.key", "ca.crt"):
+        assert (server.cert_dir / name).exists()
+    sans = pki.dns_sans((server.cert_dir / "tls.crt").read_bytes())
+    for name in ("localhost", "dynamo-operator-webhook-service", "dynamo-operator-webhook-service.dynamo-system",
+                 "dynamo-operator-webhook-service.dynamo-system.svc",
+                 "dynamo-operator-webhook-service.dynamo-system.svc.cluster.local"):
+        assert name in sans
+    assert "127.0.0.1" in pki.ip_sans((server.cert_dir / "tls.crt").read_bytes())
+    body = (ROOT / "examples/admission/dgd-v1beta1-create.json").read_bytes()
+    status, doc = server.post("/validate", body)
+    assert status == 200
+    assert doc["kind"] == "AdmissionReview"
+    status, _ = server.post("/validate", body, host="localhost")
+    assert status == 200
+
+
+def test_tls_policy(server: Server) -> None:
+    ctx = server.context()
+    ctx.maximum_version = ssl.TLSVersion.TLSv1_1
+    ctx.minimum_version = ssl.TLSVersion.TLSv1
+    with pytest.raises((ssl.SSLError, ConnectionError)), socket.create_connection(("127.0.0.1", server.port)) as raw, \
+            ctx.wrap_socket(raw, server_hostname="localhost"):
+        pass
+    ctx = server.context()
+    ctx.set_alpn_protocols(["h2", "http/1.1"])
+    with socket.create_connection(("127.0.0.1", server.port)) as raw, \
+            ctx.wrap_socket(raw, server_hostname="localhost") as tls:
+        assert tls.selected_alpn_protocol() == "http/1.1"
+        assert tls.version() in ("TLSv1.2", "TLSv1.3")
+
+
+def test_health_and_plain_http_metrics(server: Server) -> None:
+    with urllib.request.urlopen(f"https://127.0.0.1:{server.port}/readyz", context=server.context()) as resp:
+        assert json.loads(resp.read()) == {"status": "ready"}
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=5) as resp:
+        assert b"controller_runtime_webhook_requests_total" in resp.read()
+
+
+def test_hot_reload_under_traffic(server: Server) -> None:
+    before = server.peer_cert()
+    ca = pki.KeyPair((server.cert_dir / "ca.crt").read_bytes(), (server.cert_dir / "ca.key").read_bytes())
+    fresh = pki.generate_serving_cert(ca, ["localhost"], ["127.0.0.1"])
+    body = (ROOT / "examples/admission/dgd-v1beta1-create.json").read_bytes()
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def traffic() -> None:
+        while not stop.is_set():
+            try:
+                status, _ = server.post("/validate", body)
+                assert status == 200
+            except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+                failures.append(exc)
+
+    threads = [threading.Thread(target=traffic) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        # A half-written pair first (new cert, old key): must be ignored.
+        staging = server.cert_dir.parent / "staging"
+        staging.mkdir(exist_ok=True)
+        (staging / "tls.crt").write_bytes(fresh.cert_pem)
+        os.replace(staging / "tls.crt", server.cert_dir / "tls.crt")
+        time.sleep(1.5)
+        assert server.peer_cert() == before
+        # Then the key: the complete pair is served within 10 s.
+        (staging / "tls.key").write_bytes(fresh.key_pem)
+        os.replace(staging / "tls.key", server.cert_dir / "tls.key")
+        deadline = time.monotonic() + 10
+        while server.peer_cert() == before:
+            assert time.monotonic() < deadline, "new certificate not served within 10 s"
+            time.sleep(0.2)
+        shutil.rmtree(staging)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not failures, failures[:3]
+    assert pki.load_cert(fresh.cert_pem).public_bytes(pki.serialization.Encoding.DER) == server.peer_cert()
+
+
+def test_prints_a_ready_to_paste_curl_line(tmp_path: Path) -> None:
+    srv = Server(tmp_path / "certs")
+    srv.stop()
+    line = next(ln.strip() for ln in srv.stdout.splitlines() if ln.strip().startswith("curl "))
+    assert f"--cacert {tmp_path / 'certs' / 'ca.crt'}" in line
+    assert f"https://127.0.0.1:{srv.port}/validate" in line
+    assert "-H 'Content-Type: application/json'" in line
+    example = line.split("@", 1)[1].split()[0]
+    assert (ROOT / example).exists() or Path(example).exists()
