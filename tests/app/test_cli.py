@@ -1,0 +1,112 @@
+"""The offline CLI: review (admission and conversion, JSON/YAML, stdin), lint plumbing,
+settings flags/env, and serve --help documenting every setting."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from app.cli import build_parser, main
+from app.settings import Settings, settings_from_args
+
+ROOT = Path(__file__).resolve().parents[2]
+EXE = Path(sys.executable).parent / "dynamo-webhook"
+
+
+def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(EXE), *args], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60)
+
+
+def test_review_admission_file() -> None:
+    proc = run("review", "examples/admission/dgdsa-v1beta1-create.json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["kind"] == "AdmissionReview"
+    assert out["response"]["uid"] == "e7a3c1c2-0007-4000-8000-000000000007"
+    assert out["response"]["allowed"] is True
+
+
+def test_review_yaml_from_stdin_and_yaml_output(capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = json.loads((ROOT / "examples/admission/dgdsa-v1beta1-create.json").read_text())
+    monkeypatch.setattr(sys, "stdin", io.StringIO(yaml.safe_dump(doc)))
+    assert main(["review", "-", "-o", "yaml", "--path", "/mutate"]) == 0
+    out = yaml.safe_load(capsys.readouterr().out)
+    assert out["response"]["allowed"] is True
+
+
+def test_review_conversion_failure_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    review = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+              "request": {"uid": "u1", "desiredAPIVersion": "nvidia.com/v1beta1",
+                          "objects": [{"apiVersion": "nvidia.com/v1alpha1", "kind": "Unknown",
+                                       "metadata": {"name": "x"}}]}}
+    path = tmp_path / "review.json"
+    path.write_text(json.dumps(review))
+    assert main(["review", str(path)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["response"]["result"]["status"] == "Failure"
+
+
+@pytest.mark.parametrize("content", ["not: [valid", "{}", "[1, 2]", "a: 1\n---\nb: 2\n"])
+def test_review_unreadable_input_exits_2(tmp_path: Path, content: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(content)
+    assert main(["review", str(path)]) == 2
+    assert "dynamo-webhook review:" in capsys.readouterr().err
+
+
+def test_review_missing_file_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["review", "/nonexistent/review.json"]) == 2
+
+
+def test_lint_skips_non_dynamo_documents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n"
+                    + (ROOT / "examples/manifests/dgdsa-v1beta1.yaml").read_text())
+    assert main(["lint", str(path)]) == 0
+    assert "1 Dynamo document(s) checked, 0 denied" in capsys.readouterr().err
+
+
+def test_convert_passes_non_dynamo_documents_through(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "m.yaml"
+    docs = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}},
+            {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}]
+    path.write_text(yaml.safe_dump_all(docs))
+    assert main(["convert", "--to", "nvidia.com/v1beta1", str(path), "-q"]) == 0
+    assert list(yaml.safe_load_all(capsys.readouterr().out)) == docs
+
+
+def test_settings_from_env_and_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DYNAMO_WEBHOOK_PORT", "10443")
+    monkeypatch.setenv("DYNAMO_WEBHOOK_FEATURE_GROVE", "true")
+    parser = build_parser()
+    settings = settings_from_args(parser.parse_args(["serve", "--namespace", "ops", "--no-feature-gpu-discovery"]))
+    assert settings.port == 10443
+    assert settings.namespace == "ops"
+    assert settings.feature_grove is True
+    assert settings.feature_gpu_discovery is False
+    flag_wins = settings_from_args(parser.parse_args(["serve", "--port", "9000"]))
+    assert flag_wins.port == 9000
+
+
+def test_serve_help_documents_every_setting() -> None:
+    proc = run("serve", "--help")
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    for name in Settings.model_fields:
+        assert "--" + name.replace("_", "-") in text
+        assert f"DYNAMO_WEBHOOK_{name.upper()}" in text
+
+
+def test_serve_refuses_an_unusable_cert_dir(tmp_path: Path) -> None:
+    (tmp_path / "tls.crt").write_text("garbage")
+    (tmp_path / "tls.key").write_text("garbage")
+    proc = run("serve", "--cert-dir", str(tmp_path), "--cert-mode", "manual", "--port", "0", "--metrics-port", "0")
+    assert proc.returncode == 1
+    assert "cannot load a serving certificate" in proc.stderr
