@@ -14,6 +14,7 @@ import copy
 import json
 import random
 import re
+import socket
 import threading
 import time
 import uuid
@@ -612,6 +613,10 @@ def _verb(method: str, route: Any, query: dict[str, str]) -> str:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_fake: FakeKube
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:
         return
