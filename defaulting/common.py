@@ -1,0 +1,79 @@
+"""Shared pieces of the defaulting handlers: constants, hub round trips, JSON access helpers.
+
+Defaulters never mutate the object they are given. They copy only the containers along
+the paths they change (copy-on-write), so an unchanged object is returned as the very same
+object and a changed one shares every untouched subtree with the original.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+import conversion
+from conversion.errors import ConversionError
+from validation.context import JSONObject, Operation
+
+GROUP: Final = "nvidia.com"
+HUB_VERSION: Final = "v1beta1"
+HUB_API_VERSION: Final = f"{GROUP}/{HUB_VERSION}"
+ALPHA_API_VERSION: Final = f"{GROUP}/v1alpha1"
+
+ANNOTATION_WORKLOAD_PROVIDER: Final = "nvidia.com/workload-provider"
+ANNOTATION_ENABLE_GROVE: Final = "nvidia.com/enable-grove"
+ANNOTATION_ORIGIN_VERSION: Final = "nvidia.com/dynamo-operator-origin-version"
+PROVIDER_COMPONENT: Final = "component"
+PROVIDER_GROVE: Final = "grove"
+
+# A hub defaulter: (hub object, operation) -> the object itself when nothing changes, else a
+# new object sharing the untouched subtrees.
+HubDefaulter = Callable[[JSONObject, Operation], JSONObject]
+
+
+class HubRoundTripError(Exception):
+    """The object could not be converted to or from the hub version."""
+
+
+def api_version_of(obj: JSONObject, fallback: str) -> str:
+    value = obj.get("apiVersion")
+    return value if isinstance(value, str) and value else fallback
+
+
+def object_namespace(obj: JSONObject | None) -> str:
+    """``metadata.namespace`` of the decoded object (what upstream's lease check reads)."""
+    if not isinstance(obj, dict):
+        return ""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return ""
+    ns = meta.get("namespace")
+    return ns if isinstance(ns, str) else ""
+
+
+def default_via_hub(obj: JSONObject, operation: Operation, hub_default: HubDefaulter) -> JSONObject | None:
+    """Default a v1alpha1 object the way the apiserver and the hub defaulter do together.
+
+    The object is converted to the hub, defaulted there and, only when the defaulter changed
+    something, converted back to v1alpha1. Returns the v1alpha1 object to answer with, or
+    None when the hub defaulter changed nothing (no patch). Raises HubRoundTripError.
+    """
+    try:
+        hub = conversion.convert(obj, HUB_API_VERSION)
+    except ConversionError as exc:
+        raise HubRoundTripError(str(exc)) from exc
+    defaulted = hub_default(hub, operation)
+    if defaulted is hub:
+        return None
+    try:
+        return conversion.convert(defaulted, api_version_of(obj, ALPHA_API_VERSION))
+    except ConversionError as exc:
+        raise HubRoundTripError(str(exc)) from exc
+
+
+def as_dict(value: Any) -> JSONObject | None:
+    return value if isinstance(value, dict) else None
+
+
+def go_string(value: Any) -> str:
+    """A JSON value read into a Go ``string`` field: absent / null → ``""``."""
+    return value if isinstance(value, str) else ""

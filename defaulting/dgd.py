@@ -1,0 +1,189 @@
+"""DynamoGraphDeployment defaulting on the v1beta1 hub (DEF-DGD-1, -3, -4, -5, -6, -7).
+
+Mirrors the operator's ``DGDDefaulter.Default``:
+
+* CREATE: ``metadata.annotations[nvidia.com/workload-provider]`` is always (re)written:
+  ``grove`` when the Grove gate is on and ``nvidia.com/enable-grove`` is not ``false``
+  (case-insensitive), else ``component``. A user-supplied value is ignored.
+* UPDATE: the provider is the existing annotation value when the key is present (even an
+  empty or unsupported value); otherwise the DGD stays unselected and nothing provider
+  specific is defaulted.
+* providerOverride targets (root, component, multinode leader/worker) are filled only when
+  the context resolves to one registered Grove target.
+* every component without ``replicas`` gets ``replicas: 1``; on the Grove provider every
+  component without ``minAvailable`` gets ``minAvailable: 1`` (also when replicas is 0).
+* CREATE: ``nvidia.com/dynamo-operator-origin-version`` is stamped when the key is absent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from defaulting.common import (
+    ANNOTATION_ENABLE_GROVE,
+    ANNOTATION_ORIGIN_VERSION,
+    ANNOTATION_WORKLOAD_PROVIDER,
+    PROVIDER_COMPONENT,
+    PROVIDER_GROVE,
+    as_dict,
+    go_string,
+)
+from validation.context import AdmissionSettings, JSONObject, Operation
+
+__all__ = ["default_hub", "expected_override_target", "select_provider"]
+
+GROVE_API_VERSION: Final = "grove.io/v1alpha1"
+TARGET_POD_CLIQUE_SET: Final = "PodCliqueSet"
+TARGET_POD_CLIQUE_TEMPLATE_SPEC: Final = "PodCliqueTemplateSpec"
+TARGET_POD_CLIQUE_SCALING_GROUP_CONFIG: Final = "PodCliqueScalingGroupConfig"
+
+SCOPE_ROOT: Final = "root"
+SCOPE_COMPONENT: Final = "component"
+SCOPE_MULTINODE_LEADER: Final = "multinode.leader"
+SCOPE_MULTINODE_WORKER: Final = "multinode.worker"
+
+GMS_MODE_INTER_POD: Final = "InterPod"
+
+
+def select_provider(annotations: JSONObject | None, operation: Operation, grove_gate: bool) -> str | None:
+    """The workload provider the defaulter works with, or None when unselected (UPDATE only)."""
+    if operation != "CREATE":
+        if annotations is not None and ANNOTATION_WORKLOAD_PROVIDER in annotations:
+            return go_string(annotations[ANNOTATION_WORKLOAD_PROVIDER])
+        return None
+    opt = go_string(annotations.get(ANNOTATION_ENABLE_GROVE)) if annotations is not None else ""
+    if grove_gate and opt.lower() != "false":
+        return PROVIDER_GROVE
+    return PROVIDER_COMPONENT
+
+
+def _node_count(component: JSONObject) -> int:
+    multinode = as_dict(component.get("multinode"))
+    if multinode is None:
+        return 1
+    count = multinode.get("nodeCount")
+    # nodeCount is a plain int32: absent / null decode to 0.
+    return count if isinstance(count, int) and not isinstance(count, bool) else 0
+
+
+def _inter_pod_gms(component: JSONObject) -> bool:
+    experimental = as_dict(component.get("experimental"))
+    gms = as_dict(experimental.get("gpuMemoryService")) if experimental is not None else None
+    return gms is not None and gms.get("mode") == GMS_MODE_INTER_POD
+
+
+def _force_scaling_group(component: JSONObject) -> bool:
+    experimental = as_dict(component.get("experimental"))
+    grove = as_dict(experimental.get("grove")) if experimental is not None else None
+    return grove is not None and grove.get("forceScalingGroup") is True
+
+
+def expected_override_target(
+    provider: str | None, api_version: str, scope: str, component: JSONObject | None
+) -> str | None:
+    """The one registered target of a provider-override context, or None when it has none."""
+    if provider != PROVIDER_GROVE or api_version != GROVE_API_VERSION:
+        return None
+    if scope == SCOPE_ROOT:
+        return TARGET_POD_CLIQUE_SET
+    if component is None:
+        return None
+    if scope == SCOPE_COMPONENT:
+        if _node_count(component) > 1 or _inter_pod_gms(component) or _force_scaling_group(component):
+            return TARGET_POD_CLIQUE_SCALING_GROUP_CONFIG
+        return TARGET_POD_CLIQUE_TEMPLATE_SPEC
+    if scope in (SCOPE_MULTINODE_LEADER, SCOPE_MULTINODE_WORKER):
+        if _node_count(component) <= 1 or _inter_pod_gms(component):
+            return None
+        return TARGET_POD_CLIQUE_TEMPLATE_SPEC
+    return None
+
+
+def _default_override(
+    override: Any, provider: str | None, scope: str, component: JSONObject | None
+) -> JSONObject | None:
+    """A copy of ``override`` with its target filled, or None when it stays as it is."""
+    if not isinstance(override, dict) or go_string(override.get("target")):
+        return None
+    target = expected_override_target(provider, go_string(override.get("apiVersion")), scope, component)
+    if target is None:
+        return None
+    return {**override, "target": target}
+
+
+def _default_role(multinode: JSONObject, role: str, provider: str | None, component: JSONObject) -> bool:
+    """Fill ``multinode.<role>.providerOverride.target`` in ``multinode`` (a private copy)."""
+    spec = as_dict(multinode.get(role))
+    if spec is None:
+        return False
+    scope = SCOPE_MULTINODE_LEADER if role == "leader" else SCOPE_MULTINODE_WORKER
+    new_override = _default_override(spec.get("providerOverride"), provider, scope, component)
+    if new_override is None:
+        return False
+    multinode[role] = {**spec, "providerOverride": new_override}
+    return True
+
+
+def _default_component(component: JSONObject, provider: str | None) -> JSONObject:
+    changes: JSONObject = {}
+    if component.get("replicas") is None:
+        changes["replicas"] = 1
+    if provider == PROVIDER_GROVE and component.get("minAvailable") is None:
+        changes["minAvailable"] = 1
+    # The target depends on the component's shape, which the defaults above never touch.
+    new_override = _default_override(component.get("providerOverride"), provider, SCOPE_COMPONENT, component)
+    if new_override is not None:
+        changes["providerOverride"] = new_override
+    multinode = as_dict(component.get("multinode"))
+    if multinode is not None:
+        new_multinode = dict(multinode)
+        leader = _default_role(new_multinode, "leader", provider, component)
+        worker = _default_role(new_multinode, "worker", provider, component)
+        if leader or worker:
+            changes["multinode"] = new_multinode
+    if not changes:
+        return component
+    return {**component, **changes}
+
+
+def default_hub(obj: JSONObject, operation: Operation, settings: AdmissionSettings) -> JSONObject:
+    """Default a v1beta1 DGD; returns ``obj`` itself when nothing changes."""
+    meta = as_dict(obj.get("metadata"))
+    annotations = as_dict(meta.get("annotations")) if meta is not None else None
+    provider = select_provider(annotations, operation, settings.grove)
+
+    new_annotations: JSONObject | None = None
+    if operation == "CREATE":
+        new_annotations = dict(annotations) if annotations is not None else {}
+        new_annotations[ANNOTATION_WORKLOAD_PROVIDER] = provider
+        if ANNOTATION_ORIGIN_VERSION not in new_annotations:
+            new_annotations[ANNOTATION_ORIGIN_VERSION] = settings.operator_version
+        if new_annotations == annotations:
+            new_annotations = None
+
+    spec = as_dict(obj.get("spec"))
+    new_spec: JSONObject | None = None
+    if spec is not None:
+        changes: JSONObject = {}
+        root_override = _default_override(spec.get("providerOverride"), provider, SCOPE_ROOT, None)
+        if root_override is not None:
+            changes["providerOverride"] = root_override
+        components = spec.get("components")
+        if isinstance(components, list):
+            # A null list entry has no fields to default; it is left for validation to report.
+            new_components = [
+                _default_component(c, provider) if isinstance(c, dict) else c for c in components
+            ]
+            if any(n is not o for n, o in zip(new_components, components, strict=True)):
+                changes["components"] = new_components
+        if changes:
+            new_spec = {**spec, **changes}
+
+    if new_annotations is None and new_spec is None:
+        return obj
+    out = dict(obj)
+    if new_annotations is not None:
+        out["metadata"] = {**(meta or {}), "annotations": new_annotations}
+    if new_spec is not None:
+        out["spec"] = new_spec
+    return out
