@@ -1,0 +1,99 @@
+"""DynamoComponentDeployment validation (spec §3)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from validation import alpha, shared, topology
+from validation.context import AdmissionContext, AdmissionInput, Decision
+from validation.dgd import PlainError, elastic_ep_errors
+from validation.errors import FieldError, Path, invalid, to_decision
+from validation.hub import prepare
+from validation.objects import JSON, string, sub
+
+KIND: Final = "DynamoComponentDeployment"
+_BACKEND_CHANGE_WARNING: Final = "Changing spec.backendFramework may cause unexpected behavior"
+
+
+def _hub_errors(hub: JSON, ctx: AdmissionContext, rv_hub: bool) -> list[FieldError]:
+    spec = sub(hub, "spec") or {}
+    sp = Path("spec")
+    out = elastic_ep_errors(string(spec, "backendFramework"), spec, sp)
+    opts = shared.SharedOptions(
+        grove_pathway=False,
+        provider_overrides_supported=False,
+        provider="",
+        checkpoint_enabled=ctx.settings.checkpoint,
+        runtime_version=rv_hub,
+        # A standalone DCD never requires runtimeVersionOverride.
+        allow_missing_override=True,
+    )
+    out.extend(shared.component_errors(spec, sp, opts))
+    return out
+
+
+def _view(hub: JSON, old: bool = False) -> JSON:
+    try:
+        return alpha.alpha_view(hub)
+    except alpha.CompatibilityViewError as exc:
+        which = "old " if old else ""
+        raise PlainError(f"cannot validate {which}preserved v1alpha1 {KIND} fields: {exc}") from exc
+
+
+def _alpha_pass(hub: JSON, warnings: list[str], alpha_source: bool) -> tuple[list[FieldError], JSON | None]:
+    if not alpha_source and not alpha.dcd_may_carry_alpha_fields(hub):
+        return [], None
+    view = _view(hub)
+    return alpha.dcd_errors(view, warnings, alpha_source=alpha_source), view
+
+
+def validate_hub(
+    operation: str, new: JSON, old: JSON | None, ctx: AdmissionContext, rv_source: str
+) -> Decision:
+    name = string(sub(new, "metadata"), "name")
+    warnings: list[str] = []
+    try:
+        if operation == "CREATE" or old is None:
+            errs = _hub_errors(new, ctx, rv_source == "v1beta1")
+            alpha_errs, _ = _alpha_pass(new, warnings, rv_source == "v1alpha1")
+            return to_decision(KIND, name, [*errs, *alpha_errs], warnings)
+        errs = _hub_errors(new, ctx, False)
+        alpha_errs, new_view = _alpha_pass(new, warnings, False)
+        errs.extend(alpha_errs)
+        if rv_source == "v1alpha1":
+            new_view = new_view if new_view is not None else _view(new)
+            errs.extend(alpha.dcd_update_errors(new_view, _view(old, old=True)))
+        new_spec, old_spec = sub(new, "spec") or {}, sub(old, "spec") or {}
+        sp = Path("spec")
+        if string(new_spec, "backendFramework") != string(old_spec, "backendFramework"):
+            warnings.append(_BACKEND_CHANGE_WARNING)
+            errs.append(
+                invalid(
+                    sp.child("backendFramework"),
+                    string(new_spec, "backendFramework"),
+                    "is immutable and cannot be changed after creation",
+                )
+            )
+        errs.extend(
+            shared.component_update_errors(
+                new_spec,
+                old_spec,
+                sp,
+                can_modify_replicas=True,
+                owner_kind=KIND,
+                validate_gms_new_state=False,
+                runtime_version_ratchet=rv_source == "v1beta1",
+                allow_missing_override=True,
+            )
+        )
+        return to_decision(KIND, name, errs, warnings)
+    except PlainError as exc:
+        return Decision.deny(str(exc))
+
+
+def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+    prepared = prepare(inp, KIND, lambda o, _alpha: topology.schema_errors_dcd(o))
+    if isinstance(prepared, Decision):
+        return prepared
+    new, old, rv_source = prepared
+    return validate_hub(inp.operation, new, old, ctx, rv_source)

@@ -1,0 +1,628 @@
+"""DynamoGraphDeployment validation (spec §2): metadata, spec, per-component and update rules."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from validation import alpha, provider_override, shared, topology
+from validation.context import AdmissionContext, AdmissionInput, Decision
+from validation.errors import (
+    FieldError,
+    GoJSON,
+    Path,
+    forbidden,
+    go_quote,
+    invalid,
+    not_supported,
+    required,
+    to_decision,
+)
+from validation.hub import prepare
+from validation.objects import (
+    ANN_DISCOVERY_MODE,
+    ANN_ENABLE_GROVE,
+    ANN_GPU_POWER_LIMIT,
+    ANN_GROVE_UPDATE_STRATEGY,
+    ANN_ORIGIN_VERSION,
+    ANN_VLLM_BACKEND,
+    ANN_WORKLOAD_PROVIDER,
+    GMS_INTER_POD,
+    GMS_INTRA_POD,
+    GPU_NVIDIA,
+    JSON,
+    MAIN_CONTAINER_NAME,
+    PROVIDER_COMPONENT,
+    PROVIDER_GROVE,
+    annotations_of,
+    containers,
+    effective_mode,
+    failover_of,
+    gms_of,
+    is_inter_pod,
+    lst,
+    node_count,
+    quantity_text,
+    string,
+    sub,
+    uses_pcsg,
+)
+from validation.runtime_version import is_lenient_semver
+
+KIND: Final = "DynamoGraphDeployment"
+SOURCE_V1BETA1: Final = "v1beta1"
+SOURCE_V1ALPHA1: Final = "v1alpha1"
+SOURCE_DISABLED: Final = "disabled"
+
+MAX_COMBINED_NAME_LENGTH: Final = 45
+_MIN_PCS_NAME_LENGTH: Final = 8
+_PLANNER_SA: Final = "planner-serviceaccount"
+_SA_PREFIX: Final = "system:serviceaccount:"
+_DECIMAL_RE: Final = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_ELASTIC_EP_MSG: Final = (
+    "elastic expert parallelism (--enable-elastic-ep with --data-parallel-backend ray) requires an explicit "
+    "container command; the operator starts the single-pod Ray head by wrapping that command and cannot "
+    "start it from the image ENTRYPOINT"
+)
+_BACKEND_CHANGE_WARNING: Final = "Changing spec.backendFramework may cause unexpected behavior"
+
+
+class PlainError(Exception):
+    """A non-field error: upstream answers it with a plain 403 ``Forbidden`` status."""
+
+
+@dataclass(slots=True)
+class Result:
+    errors: list[FieldError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+# --- Grove pathway (§2.1) -------------------------------------------------------------------------
+
+
+def grove_pathway(annotations: dict[str, Any], grove_enabled: bool) -> tuple[bool, str]:
+    """(pathway, requirement text used in Forbidden errors)."""
+    if ANN_WORKLOAD_PROVIDER in annotations:
+        provider = _str(annotations[ANN_WORKLOAD_PROVIDER])
+        if provider == PROVIDER_GROVE:
+            return True, ""
+        if provider == PROVIDER_COMPONENT:
+            return (
+                False,
+                f"requires the Grove pathway, but workload provider {go_quote(provider)} is selected",
+            )
+        return False, (
+            f"requires the Grove pathway, but annotation {go_quote(ANN_WORKLOAD_PROVIDER)} "
+            f"has unsupported value {go_quote(provider)}"
+        )
+    if not grove_enabled:
+        return False, "requires the Grove pathway, but Grove is disabled in the operator configuration"
+    raw = _str(annotations.get(ANN_ENABLE_GROVE))
+    if raw.lower() == "false":
+        return False, (
+            f"requires the Grove pathway; remove or unset annotation {go_quote(ANN_ENABLE_GROVE)} "
+            f"(currently {go_quote(raw)})"
+        )
+    return True, ""
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+# --- Grove resource names (DGD-S9) -------------------------------------------------------------------
+
+
+def _fnv32a(data: bytes) -> int:
+    h = 0x811C9DC5
+    for b in data:
+        h ^= b
+        h = (h * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def _role_names(name: str, component: JSON) -> list[str]:
+    """``expandRolesForComponent`` names (only used for components rendered as scaling groups)."""
+    nodes = node_count(component)
+    inter_pod_gms = string(gms_of(component), "mode") == GMS_INTER_POD
+    if nodes > 1 and inter_pod_gms:
+        names: list[str] = []
+        for rank in range(nodes):
+            names.append(f"{name}-gms-{rank}")
+            names.append(f"{name}-ldr" if rank == 0 else f"{name}-wkr-{rank}")
+        return names
+    if nodes > 1:
+        return [f"{name}-ldr", f"{name}-wkr"]
+    if inter_pod_gms:
+        return [f"{name}-gms-0", name]
+    return [name]
+
+
+def longest_pod_clique_name(name: str, component: JSON) -> str:
+    longest = name.lower()
+    if not uses_pcsg(component):
+        return longest
+    for role in _role_names(name, component):
+        r = role.lower()
+        if len(r) > len(longest):
+            longest = r
+    return longest
+
+
+def pcs_name(dgd_name: str, components: list[JSON]) -> str:
+    max_budget = 0
+    for c in components:
+        lower = string(c, "name").lower()
+        budget = (
+            len(lower) + len(longest_pod_clique_name(string(c, "name"), c)) if uses_pcsg(c) else len(lower)
+        )
+        max_budget = max(max_budget, budget)
+    budget = max(MAX_COMBINED_NAME_LENGTH - max_budget, _MIN_PCS_NAME_LENGTH)
+    raw = dgd_name.encode()
+    if len(raw) <= budget:
+        return dgd_name
+    suffix = f"{_fnv32a(raw) & 0xFFFF:04x}"
+    return raw[: budget - 5].decode(errors="replace") + "-" + suffix
+
+
+def _name_length_error(
+    dgd_name: str, components: list[JSON], component: JSON, path: Path
+) -> FieldError | None:
+    name = string(component, "name")
+    combined = len(pcs_name(dgd_name, components).encode()) + len(name.lower().encode())
+    detail = "PCS name + component name"
+    if uses_pcsg(component):
+        longest = longest_pod_clique_name(name, component)
+        combined += len(longest.encode())
+        detail = f"PCS name + PCSG name + longest PodClique name {go_quote(longest)}"
+    if combined <= MAX_COMBINED_NAME_LENGTH:
+        return None
+    return invalid(
+        path.child("name"),
+        name,
+        f"combined resource name length {combined} exceeds the {MAX_COMBINED_NAME_LENGTH}-character pod-name "
+        f"limit ({detail}); shorten DynamoGraphDeployment name {go_quote(dgd_name)} or component name {go_quote(name)}",
+    )
+
+
+# --- metadata (DGD-M*) -------------------------------------------------------------------------------------
+
+
+def has_intra_pod_failover(components: list[JSON]) -> bool:
+    return any(
+        (fo := failover_of(c)) is not None and effective_mode(string(fo, "mode")) == GMS_INTRA_POD
+        for c in components
+    )
+
+
+def metadata_errors(annotations: dict[str, Any], components: list[JSON]) -> list[FieldError]:
+    out: list[FieldError] = []
+    ap = Path("metadata", "annotations")
+    if ANN_ORIGIN_VERSION in annotations:
+        v = _str(annotations[ANN_ORIGIN_VERSION])
+        if not is_lenient_semver(v):
+            out.append(invalid(ap.key(ANN_ORIGIN_VERSION), v, "must be valid semver"))
+    bad = alpha.invalid_vllm_backend(annotations)
+    if bad is not None:
+        out.append(invalid(ap.key(ANN_VLLM_BACKEND), bad, 'must be "mp" or "ray"'))
+    if ANN_GROVE_UPDATE_STRATEGY in annotations:
+        v = _str(annotations[ANN_GROVE_UPDATE_STRATEGY])
+        if v not in ("RollingRecreate", "OnDelete"):
+            out.append(not_supported(ap.key(ANN_GROVE_UPDATE_STRATEGY), v, ["RollingRecreate", "OnDelete"]))
+    if ANN_DISCOVERY_MODE in annotations:
+        v = _str(annotations[ANN_DISCOVERY_MODE])
+        if v not in ("pod", "container"):
+            out.append(not_supported(ap.key(ANN_DISCOVERY_MODE), v, ["pod", "container"]))
+    if ANN_WORKLOAD_PROVIDER in annotations:
+        v = _str(annotations[ANN_WORKLOAD_PROVIDER])
+        if v not in (PROVIDER_COMPONENT, PROVIDER_GROVE):
+            out.append(not_supported(ap.key(ANN_WORKLOAD_PROVIDER), v, [PROVIDER_COMPONENT, PROVIDER_GROVE]))
+    if has_intra_pod_failover(components) and _str(annotations.get(ANN_DISCOVERY_MODE)) != "container":
+        out.append(
+            invalid(
+                ap.key(ANN_DISCOVERY_MODE),
+                _str(annotations.get(ANN_DISCOVERY_MODE)),
+                'must be "container" when intra-pod failover is configured',
+            )
+        )
+    return out
+
+
+# --- per-component DGD-only rules ----------------------------------------------------------------------
+
+
+def _power_limit(component: JSON) -> tuple[str, bool]:
+    pt = sub(component, "podTemplate")
+    if pt is None:
+        return "", False
+    ann = sub(sub(pt, "metadata"), "annotations")
+    if ann is None or ANN_GPU_POWER_LIMIT not in ann:
+        return "", False
+    return _str(ann[ANN_GPU_POWER_LIMIT]), True
+
+
+def _power_path(path: Path) -> Path:
+    return path.child("podTemplate", "metadata", "annotations").key(ANN_GPU_POWER_LIMIT)
+
+
+def _dra_path(component: JSON, path: Path) -> Path | None:
+    if gms_of(component) is not None:
+        return path.child("experimental", "gpuMemoryService")
+    pt = sub(component, "podTemplate")
+    if pt is None:
+        return None
+    pod_spec = sub(pt, "spec")
+    for key in ("containers", "initContainers"):
+        for i, c in enumerate(lst(pod_spec, key)):
+            if lst(sub(c if isinstance(c, dict) else None, "resources"), "claims"):
+                return path.child("podTemplate", "spec", key).index(i).child("resources", "claims")
+    return None
+
+
+def power_errors(component: JSON, path: Path) -> list[FieldError]:
+    """DGD-S12, DGD-S13."""
+    value, has = _power_limit(component)
+    if not has:
+        return []
+    out: list[FieldError] = []
+    pp = _power_path(path)
+    if _DECIMAL_RE.fullmatch(value) is None or not _INT64_MIN <= int(value) <= _INT64_MAX:
+        out.append(invalid(pp, value, "must be a decimal integer"))
+    elif int(value) <= 0:
+        out.append(invalid(pp, value, "must be greater than zero"))
+    dra = _dra_path(component, path)
+    if dra is not None:
+        out.append(
+            forbidden(
+                dra,
+                f"cannot be combined with annotation {go_quote(ANN_GPU_POWER_LIMIT)}: "
+                "power-aware planning does not support DRA-backed device allocation",
+            )
+        )
+    return out
+
+
+def _has_arg(args: list[str], flag: str, value: str) -> bool:
+    joined, equals = f"{flag} {value}", f"{flag}={value}"
+    for i, a in enumerate(args):
+        # Quirk: substring match, so "--data-parallel-backend=rayx" also counts.
+        if joined in a or equals in a:
+            return True
+        if a == flag and i + 1 < len(args) and args[i + 1] == value:
+            return True
+    return False
+
+
+def elastic_ep_errors(backend: str, component: JSON, path: Path) -> list[FieldError]:
+    """DGD-S15 (also used for a DCD with its own backendFramework)."""
+    if backend != "vllm" or sub(component, "podTemplate") is None:
+        return []
+    conts = containers(sub(component, "podTemplate"))
+    for i, c in enumerate(conts):
+        if string(c, "name") != MAIN_CONTAINER_NAME:
+            continue
+        if lst(c, "command"):
+            return []
+        expanded = [tok for a in lst(c, "args") if isinstance(a, str) for tok in a.split()]
+        if "--enable-elastic-ep" in expanded and (
+            _has_arg(expanded, "--data-parallel-backend", "ray") or _has_arg(expanded, "-dpb", "ray")
+        ):
+            return [
+                required(
+                    path.child("podTemplate", "spec", "containers").index(i).child("command"), _ELASTIC_EP_MSG
+                )
+            ]
+        return []
+    return []
+
+
+# --- restart (DGD-R*) -------------------------------------------------------------------------------------
+
+
+def restart_errors(spec: JSON, names: set[str], path: Path) -> list[FieldError]:
+    strategy = sub(sub(spec, "restart"), "strategy")
+    if strategy is None:
+        return []
+    order = [o if isinstance(o, str) else "" for o in lst(strategy, "order")]
+    if not order:
+        return []
+    op = path.child("restart", "strategy", "order")
+    if string(strategy, "type") == "Parallel":
+        return [forbidden(op, "cannot be specified when strategy is parallel")]
+    out: list[FieldError] = []
+    unique = list(dict.fromkeys(order))
+    if len(unique) != len(order):
+        out.append(invalid(op, order, "must be unique"))
+    if len(unique) != len(names):
+        out.append(invalid(op, order, "must have the same number of unique components as the deployment"))
+    sorted_names = sorted(names)
+    for i, n in enumerate(order):
+        if n not in names:
+            out.append(not_supported(op.index(i), n, sorted_names))
+    return out
+
+
+# --- create-time (stateless) rules ------------------------------------------------------------------------
+
+
+def _components(spec: JSON | None) -> list[JSON]:
+    return [c if isinstance(c, dict) else {} for c in lst(spec, "components")]
+
+
+def spec_errors(hub: JSON, ctx: AdmissionContext, rv_source: str) -> list[FieldError]:
+    """``validateDynamoGraphDeployment``: metadata then spec, in upstream order."""
+    settings = ctx.settings
+    meta = sub(hub, "metadata")
+    annotations = annotations_of(hub)
+    spec = sub(hub, "spec") or {}
+    components = _components(spec)
+    out = metadata_errors(annotations, components)
+    pathway, requirement = grove_pathway(annotations, settings.grove)
+    provider = _str(annotations.get(ANN_WORKLOAD_PROVIDER))
+    dgd_name = string(meta, "name")
+    sp = Path("spec")
+    root_po = sub(spec, "providerOverride")
+    if root_po is not None:
+        out.extend(
+            provider_override.validate_override(
+                root_po,
+                sp.child("providerOverride"),
+                supported=True,
+                provider=provider,
+                scope=provider_override.SCOPE_ROOT,
+                component=None,
+            )
+        )
+    if string(spec, "priorityClassName") and not pathway:
+        out.append(forbidden(sp.child("priorityClassName"), requirement))
+    cp = sp.child("components")
+    if not components:
+        out.append(required(cp, "must have at least one component"))
+    backend = string(spec, "backendFramework")
+    opts = shared.SharedOptions(
+        grove_pathway=pathway,
+        provider_overrides_supported=True,
+        provider=provider,
+        checkpoint_enabled=settings.checkpoint,
+        runtime_version=rv_source == SOURCE_V1BETA1,
+        allow_missing_override=False,
+    )
+    for i, comp in enumerate(components):
+        path = cp.index(i)
+        if pathway:
+            e = _name_length_error(dgd_name, components, comp, path)
+            if e is not None:
+                out.append(e)
+        gms = gms_of(comp)
+        if is_inter_pod(gms):
+            mode_path = path.child("experimental", "gpuMemoryService", "mode")
+            if not pathway:
+                out.append(forbidden(mode_path, requirement))
+            if backend != "vllm":
+                out.append(
+                    invalid(
+                        mode_path,
+                        GoJSON(string(gms, "mode")),
+                        "the inter-pod GMS layout is currently supported only for vLLM "
+                        f"(detected backend: {backend or '<unset>'})",
+                    )
+                )
+        out.extend(power_errors(comp, path))
+        out.extend(elastic_ep_errors(backend, comp, path))
+        out.extend(shared.component_errors(comp, path, opts))
+    out.extend(restart_errors(spec, {string(c, "name") for c in components}, sp))
+    out.extend(topology.topology_errors(spec, components, provider, sp))
+    out.extend(topology.kv_policy_errors(spec, sp, pathway, requirement))
+    return out
+
+
+def stateless(hub: JSON, ctx: AdmissionContext, rv_source: str) -> Result:
+    """``Validate``: hub rules then the v1alpha1 compatibility pass. Raises PlainError."""
+    res = Result(spec_errors(hub, ctx, rv_source))
+    alpha_source = rv_source == SOURCE_V1ALPHA1
+    if alpha_source or alpha.dgd_may_carry_alpha_fields(hub):
+        try:
+            view = alpha.alpha_view(hub)
+        except alpha.CompatibilityViewError as exc:
+            raise PlainError(f"cannot validate preserved v1alpha1 {KIND} fields: {exc}") from exc
+        res.errors.extend(alpha.dgd_errors(view, res.warnings, alpha_source=alpha_source))
+    return res
+
+
+# --- update rules (§2.5) -------------------------------------------------------------------------------------
+
+
+def can_modify_replicas(principal: str, username: str) -> bool:
+    if not username.startswith(_SA_PREFIX):
+        return False
+    if principal and username == principal:
+        return True
+    parts = username.split(":")
+    return len(parts) == 4 and parts[3] == _PLANNER_SA
+
+
+def _metadata_update_errors(new: JSON, old: JSON, principal: str, username: str) -> list[FieldError]:
+    out: list[FieldError] = []
+    path = Path("metadata", "annotations").key(ANN_WORKLOAD_PROVIDER)
+    new_ann, old_ann = annotations_of(new), annotations_of(old)
+    new_has, old_has = ANN_WORKLOAD_PROVIDER in new_ann, ANN_WORKLOAD_PROVIDER in old_ann
+    if not old_has and new_has and principal and username != principal:
+        out.append(forbidden(path, "may only be materialized by the Dynamo operator"))
+    if old_has and (
+        not new_has or _str(new_ann[ANN_WORKLOAD_PROVIDER]) != _str(old_ann[ANN_WORKLOAD_PROVIDER])
+    ):
+        out.append(
+            invalid(path, _str(new_ann[ANN_WORKLOAD_PROVIDER]) if new_has else None, "field is immutable")
+        )
+    return out
+
+
+def _effective_gpus(component: JSON, path: Path) -> tuple[str | None, Path]:
+    """(quantity string or None when absent, path) of the main container's nvidia.com/gpu."""
+    cpath = path.child("podTemplate", "spec", "containers")
+    if sub(component, "podTemplate") is None:
+        return None, cpath
+    for i, c in enumerate(containers(sub(component, "podTemplate"))):
+        if string(c, "name") != MAIN_CONTAINER_NAME:
+            continue
+        rpath = cpath.index(i).child("resources")
+        res = sub(c, "resources")
+        for key in ("limits", "requests"):
+            rl = sub(res, key)
+            if rl is not None and GPU_NVIDIA in rl:
+                return quantity_text(rl[GPU_NVIDIA]) or _str(rl[GPU_NVIDIA]), rpath.child(key).key(GPU_NVIDIA)
+        return None, rpath
+    return None, cpath
+
+
+def _power_update_errors(new: JSON, old: JSON, path: Path) -> list[FieldError]:
+    """DGD-U14, DGD-U15."""
+    out: list[FieldError] = []
+    new_v, new_has = _power_limit(new)
+    old_v, old_has = _power_limit(old)
+    if new_has != old_has or (new_has and new_v != old_v):
+        out.append(invalid(_power_path(path), new_v if new_has else None, "field is immutable"))
+    if old_has:
+        new_gpus, new_path = _effective_gpus(new, path)
+        old_gpus, _ = _effective_gpus(old, path)
+        if new_gpus != old_gpus:
+            out.append(invalid(new_path, new_gpus, "field is immutable"))
+        if node_count(new) != node_count(old):
+            out.append(invalid(path.child("multinode", "nodeCount"), node_count(new), "field is immutable"))
+    return out
+
+
+def update_errors(new: JSON, old: JSON, ctx: AdmissionContext, username: str, rv_source: str) -> Result:
+    """``ValidateUpdate``: metadata, spec and restart-id rules (after a clean stateless pass)."""
+    res = Result()
+    principal = ctx.settings.operator_principal
+    out = res.errors
+    out.extend(_metadata_update_errors(new, old, principal, username))
+    new_spec, old_spec = sub(new, "spec") or {}, sub(old, "spec") or {}
+    sp = Path("spec")
+    npo, opo = sub(new_spec, "providerOverride"), sub(old_spec, "providerOverride")
+    if npo is not None and opo is not None:
+        out.extend(provider_override.update_errors(npo, opo, sp.child("providerOverride")))
+    new_components, old_components = _components(new_spec), _components(old_spec)
+    old_by_name: dict[str, JSON] = {}
+    for c in old_components:
+        old_by_name[string(c, "name")] = c
+    new_names = {string(c, "name") for c in new_components}
+    added = sorted(new_names - old_by_name.keys())
+    removed = sorted(old_by_name.keys() - new_names)
+    if added or removed:
+        detail = "component topology is immutable and cannot be modified after creation"
+        if added and removed:
+            detail += f": components added: [{' '.join(added)}], components removed: [{' '.join(removed)}]"
+        elif added:
+            detail += f": components added: [{' '.join(added)}]"
+        else:
+            detail += f": components removed: [{' '.join(removed)}]"
+        out.append(forbidden(sp.child("components"), detail))
+    may_scale = can_modify_replicas(principal, username)
+    cp = sp.child("components")
+    for i, comp in enumerate(new_components):
+        old_comp = old_by_name.get(string(comp, "name"))
+        if old_comp is None:
+            continue
+        path = cp.index(i)
+        out.extend(
+            shared.component_update_errors(
+                comp,
+                old_comp,
+                path,
+                can_modify_replicas=may_scale,
+                owner_kind=KIND,
+                validate_gms_new_state=True,
+                runtime_version_ratchet=rv_source == SOURCE_V1BETA1,
+                allow_missing_override=False,
+            )
+        )
+        out.extend(_power_update_errors(comp, old_comp, path))
+    if string(new_spec, "backendFramework") != string(old_spec, "backendFramework"):
+        res.warnings.append(_BACKEND_CHANGE_WARNING)
+        out.append(
+            invalid(
+                sp.child("backendFramework"),
+                string(new_spec, "backendFramework"),
+                "is immutable and cannot be changed after creation",
+            )
+        )
+    out.extend(topology.spec_topology_update_errors(new_spec, old_spec, sp))
+    out.extend(topology.kv_policy_update_errors(new_spec, old_spec, sp))
+    rolling = sub(sub(old, "status"), "rollingUpdate")
+    if rolling is not None:
+        phase = string(rolling, "phase")
+        if phase in ("Pending", "InProgress"):
+            new_id = string(sub(new_spec, "restart"), "id")
+            if new_id != string(sub(old_spec, "restart"), "id"):
+                out.append(
+                    invalid(
+                        sp.child("restart", "id"),
+                        new_id,
+                        f"cannot be changed while a rolling update is {phase}",
+                    )
+                )
+    if rv_source == SOURCE_V1ALPHA1:
+        try:
+            new_view = alpha.alpha_view(new)
+        except alpha.CompatibilityViewError as exc:
+            raise PlainError(f"cannot validate preserved v1alpha1 {KIND} fields: {exc}") from exc
+        try:
+            old_view = alpha.alpha_view(old)
+        except alpha.CompatibilityViewError as exc:
+            raise PlainError(f"cannot validate old preserved v1alpha1 {KIND} fields: {exc}") from exc
+        out.extend(alpha.dgd_update_errors(new_view, old_view))
+    return res
+
+
+# --- entry point ---------------------------------------------------------------------------------------------
+
+
+def validate_hub(
+    operation: str,
+    new: JSON,
+    old: JSON | None,
+    ctx: AdmissionContext,
+    rv_source: str,
+    username: str,
+    name: str,
+) -> Decision:
+    """Validate a DGD already in hub form (errors in upstream order, warnings as upstream returns them)."""
+    try:
+        if operation == "CREATE" or old is None:
+            res = stateless(new, ctx, rv_source)
+            return _decision(name, res.errors, res.warnings)
+        first = stateless(new, ctx, SOURCE_DISABLED)
+        if first.errors:
+            return _decision(name, first.errors, first.warnings)
+        upd = update_errors(new, old, ctx, username, rv_source)
+        if upd.errors:
+            # Quirk: on an update-rule failure only the update warnings are returned.
+            return _decision(name, upd.errors, upd.warnings)
+        return Decision.allow([*first.warnings, *upd.warnings])
+    except PlainError as exc:
+        return Decision.deny(str(exc))
+    except alpha.HandlerPanic as exc:
+        # controller-runtime's panic recovery: HTTP 500 with the panic text, warnings dropped.
+        return Decision.deny(f"panic: {exc} [recovered]", code=500, reason="")
+
+
+def _decision(name: str, errs: list[FieldError], warnings: list[str]) -> Decision:
+    return to_decision(KIND, name, errs, warnings)
+
+
+def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+    """Validate one DGD request (pre-checks of ``validation.validate`` already applied)."""
+    prepared = prepare(inp, KIND, topology.schema_errors_dgd)
+    if isinstance(prepared, Decision):
+        return prepared
+    new, old, rv_source = prepared
+    return validate_hub(
+        inp.operation, new, old, ctx, rv_source, inp.user.username, string(sub(new, "metadata"), "name")
+    )
+
+
+__all__ = ["KIND", "grove_pathway", "pcs_name", "validate", "validate_hub"]

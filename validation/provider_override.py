@@ -1,0 +1,240 @@
+"""Provider overrides (DGD-S1..S6, SH-23, DGD-U17): Grove-native patches on DGD components."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from validation.errors import FieldError, Path, forbidden, go_quote, invalid, not_supported, required
+from validation.objects import (
+    ANN_WORKLOAD_PROVIDER,
+    JSON,
+    PROVIDER_GROVE,
+    is_inter_pod_gms_literal,
+    is_multinode,
+    string,
+    sub,
+    uses_pcsg,
+)
+
+GROVE_API_VERSION: Final = "grove.io/v1alpha1"
+TARGET_PCS: Final = "PodCliqueSet"
+TARGET_PCLQ_TEMPLATE: Final = "PodCliqueTemplateSpec"
+TARGET_PCSG_CONFIG: Final = "PodCliqueScalingGroupConfig"
+
+SCOPE_ROOT: Final = "root"
+SCOPE_COMPONENT: Final = "component"
+SCOPE_LEADER: Final = "multinode.leader"
+SCOPE_WORKER: Final = "multinode.worker"
+
+_OWNERSHIP: Final = "is Dynamo-owned or not enabled for provider override"
+_MISSING: Final = object()
+
+
+def expected_target(
+    provider: str, api_version: str, scope: str, component: JSON | None
+) -> tuple[str, str | None]:
+    """``provideroverride.ExpectedTarget``: (target, error text)."""
+    if provider != PROVIDER_GROVE:
+        return "", f"workload provider {go_quote(provider)} does not support provider overrides"
+    if api_version != GROVE_API_VERSION:
+        return "", (
+            f"unsupported Grove apiVersion {go_quote(api_version)}; supported value is {go_quote(GROVE_API_VERSION)}"
+        )
+    if scope == SCOPE_ROOT:
+        return TARGET_PCS, None
+    if scope == SCOPE_COMPONENT:
+        if component is None:
+            return "", f"component context is required for scope {go_quote(scope)}"
+        return (TARGET_PCSG_CONFIG if uses_pcsg(component) else TARGET_PCLQ_TEMPLATE), None
+    if scope in (SCOPE_LEADER, SCOPE_WORKER):
+        if component is None or not is_multinode(component):
+            return "", f"scope {go_quote(scope)} requires a multinode component"
+        if is_inter_pod_gms_literal(component):
+            return "", f"scope {go_quote(scope)} is not supported for inter-pod GMS components"
+        return TARGET_PCLQ_TEMPLATE, None
+    return "", f"unsupported provider override scope {go_quote(scope)}"
+
+
+def _json_type_name(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object"
+
+
+def _decode_object(raw: Any, path: str) -> tuple[JSON | None, tuple[str, str] | None]:
+    """``decodeObject``: the object, or a (path, detail) error."""
+    if raw is _MISSING or raw is None:
+        # An absent value has empty Raw bytes; JSON null decodes into a nil map.
+        return None, (path, "must be a JSON object")
+    if isinstance(raw, dict):
+        return raw, None
+    return None, (
+        path,
+        f"must be a JSON object: json: cannot unmarshal {_json_type_name(raw)} "
+        "into Go value of type map[string]json.RawMessage",
+    )
+
+
+def _join(parent: str, child: str) -> str:
+    return child if not parent else f"{parent}.{child}"
+
+
+def _reject_unknown(root: JSON, path: str, allowed: str) -> list[tuple[str, str, bool]]:
+    return [(_join(path, k), _OWNERSHIP, True) for k in sorted(root) if k != allowed]
+
+
+def _required_object(root: JSON, key: str, path: str) -> tuple[JSON | None, tuple[str, str, bool] | None]:
+    if key not in root:
+        return None, (path, "is required", False)
+    o, err = _decode_object(root[key], path)
+    if err is not None:
+        return None, (err[0], err[1], False)
+    return o, None
+
+
+def _topology_owner(root: JSON, path: str) -> list[tuple[str, str, bool]]:
+    errs = _reject_unknown(root, path, "topologyConstraint")
+    _, err = _required_object(root, "topologyConstraint", _join(path, "topologyConstraint"))
+    if err is not None:
+        errs.append(err)
+    return errs
+
+
+def validate_value(target: str, raw: Any) -> list[tuple[str, str, bool]]:
+    """``provideroverride.ValidateValue``: (dotted path, detail, ownership violation).
+
+    The typed decode into the Grove API types (``validateKnownGroveShape``) is not
+    reproduced: values that are JSON objects at every delegated level pass it here.
+    """
+    root, err = _decode_object(raw, "")
+    if err is not None:
+        return [(err[0], err[1], False)]
+    assert root is not None
+    if target == TARGET_PCS:
+        errs = _reject_unknown(root, "", "spec")
+        spec, e = _required_object(root, "spec", "spec")
+        if e is not None:
+            return [*errs, e]
+        assert spec is not None
+        errs.extend(_reject_unknown(spec, "spec", "template"))
+        template, e = _required_object(spec, "template", "spec.template")
+        if e is not None:
+            return [*errs, e]
+        assert template is not None
+        errs.extend(_topology_owner(template, "spec.template"))
+        return errs
+    if target in (TARGET_PCLQ_TEMPLATE, TARGET_PCSG_CONFIG):
+        return _topology_owner(root, "")
+    return [("", f"target {go_quote(target)} has no registered ownership policy", False)]
+
+
+def writes_grove_topology(target: str, raw: Any) -> bool:
+    if not isinstance(raw, dict):
+        return False
+    if target == TARGET_PCS:
+        spec = raw.get("spec")
+        template = spec.get("template") if isinstance(spec, dict) else None
+        return isinstance(template, dict) and "topologyConstraint" in template
+    if target in (TARGET_PCLQ_TEMPLATE, TARGET_PCSG_CONFIG):
+        return "topologyConstraint" in raw
+    return False
+
+
+def validate_override(
+    override: JSON,
+    path: Path,
+    *,
+    supported: bool,
+    provider: str,
+    scope: str,
+    component: JSON | None,
+) -> list[FieldError]:
+    """SH-23 / DGD-S1..S5 for one override (the first failing check wins, as upstream)."""
+    if not supported:
+        return [
+            forbidden(
+                path,
+                "provider overrides are supported only for components embedded in a DynamoGraphDeployment",
+            )
+        ]
+    if not provider:
+        return [
+            forbidden(
+                path,
+                f"requires controller-owned annotation {go_quote(ANN_WORKLOAD_PROVIDER)} to be materialized; "
+                "wait for controller adoption and retry",
+            )
+        ]
+    if provider != PROVIDER_GROVE:
+        return [
+            forbidden(
+                path,
+                f"requires workload provider {go_quote(PROVIDER_GROVE)}, but {go_quote(provider)} is selected",
+            )
+        ]
+    api_version = string(override, "apiVersion")
+    if not api_version:
+        return [required(path.child("apiVersion"), "is required")]
+    if api_version != GROVE_API_VERSION:
+        return [not_supported(path.child("apiVersion"), api_version, [GROVE_API_VERSION])]
+    expected, err = expected_target(provider, api_version, scope, component)
+    if err is not None:
+        return [forbidden(path, err)]
+    target = string(override, "target")
+    if not target:
+        return [required(path.child("target"), "must be defaulted from the provider context")]
+    if target != expected:
+        return [
+            invalid(
+                path.child("target"), target, f"must match the provider-context target {go_quote(expected)}"
+            )
+        ]
+    value_path = path.child("value")
+    out: list[FieldError] = []
+    for p, detail, ownership in validate_value(target, override.get("value", _MISSING)):
+        err_path = value_path.child(*p.split(".")) if p else value_path
+        out.append(forbidden(err_path, detail) if ownership else invalid(err_path, None, detail))
+    return out
+
+
+def overrides_of(component: JSON) -> list[tuple[JSON, tuple[str, ...], str]]:
+    """The component's overrides: (override, path parts under the component, scope)."""
+    out: list[tuple[JSON, tuple[str, ...], str]] = []
+    po = sub(component, "providerOverride")
+    if po is not None:
+        out.append((po, ("providerOverride",), SCOPE_COMPONENT))
+    mn = sub(component, "multinode")
+    for role, scope in (("leader", SCOPE_LEADER), ("worker", SCOPE_WORKER)):
+        ro = sub(sub(mn, role), "providerOverride")
+        if ro is not None:
+            out.append((ro, ("multinode", role, "providerOverride"), scope))
+    return out
+
+
+def override_writes_topology(
+    override: JSON | None, provider: str, scope: str, component: JSON | None
+) -> bool:
+    if override is None:
+        return False
+    target = string(override, "target")
+    if not target:
+        target, err = expected_target(provider, string(override, "apiVersion"), scope, component)
+        if err is not None:
+            return False
+    return writes_grove_topology(target, override.get("value"))
+
+
+def update_errors(new: JSON, old: JSON, path: Path) -> list[FieldError]:
+    """DGD-U17: apiVersion / target of an override present in both states are immutable."""
+    out: list[FieldError] = []
+    for key in ("apiVersion", "target"):
+        nv, ov = string(new, key), string(old, key)
+        if nv != ov:
+            out.append(invalid(path.child(key), nv, "field is immutable"))
+    return out
