@@ -9,11 +9,12 @@ from pathlib import Path
 
 import uvicorn
 
+from app.cluster import ClusterServices, build_cluster_services, wait_for_pair
 from app.observability import configure_logging
 from app.routes import AppState, create_app
 from app.settings import Settings
 from app.tls import CertReloader
-from validation.context import AdmissionContext
+from validation.context import AdmissionContext, never_excluded
 
 log = logging.getLogger("dynamo_webhook.server")
 
@@ -62,13 +63,19 @@ def prepare_certificates(settings: Settings) -> tuple[Path, Path, Path]:
     return cert_file, key_file, ca_file
 
 
-def build_state(settings: Settings, reloader: CertReloader | None) -> AppState:
+def build_state(
+    settings: Settings, reloader: CertReloader | None, services: ClusterServices | None = None
+) -> AppState:
     checks: list[Callable[[], tuple[bool, str]]] = []
     if reloader is not None:
         checks.append(lambda: (reloader.loaded, "no serving certificate loaded"))
+    excluded = never_excluded
+    if services is not None:
+        checks.extend(services.ready_checks)
+        excluded = services.namespace_excluded
     return AppState(
         settings=settings,
-        admission=AdmissionContext(settings=settings.admission_settings()),
+        admission=AdmissionContext(settings=settings.admission_settings(), namespace_excluded=excluded),
         ready_checks=checks,
     )
 
@@ -76,14 +83,21 @@ def build_state(settings: Settings, reloader: CertReloader | None) -> AppState:
 def serve(settings: Settings) -> int:
     configure_logging(settings.log_format, settings.log_level)
     try:
+        services = build_cluster_services(settings)
+    except Exception as exc:
+        print(f"dynamo-webhook: {exc}", file=sys.stderr)
+        return 1
+    try:
         cert_file, key_file, ca_file = prepare_certificates(settings)
+        if settings.cert_mode != "dev":
+            wait_for_pair(cert_file, key_file, services, settings.cert_wait_timeout)
         reloader = CertReloader(cert_file, key_file, settings.cert_reload_interval)
         reloader.load()
     except Exception as exc:
         log.error("cannot load a serving certificate", extra={"cert_dir": str(settings.cert_dir), "error": str(exc)})
         print(f"dynamo-webhook: cannot load a serving certificate from {settings.cert_dir}: {exc}", file=sys.stderr)
         return 1
-    state = build_state(settings, reloader)
+    state = build_state(settings, reloader, services)
     state.background.append(reloader.watch)
     app = create_app(state)
     _start_metrics_server(settings)
@@ -107,5 +121,9 @@ def serve(settings: Settings) -> int:
     if settings.print_curl:
         print("dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file) + "\n", flush=True)
     server = uvicorn.Server(config)
-    server.run()
+    services.start()
+    try:
+        server.run()
+    finally:
+        services.stop()
     return 0

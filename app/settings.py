@@ -19,6 +19,12 @@ from validation.context import DEFAULT_OPERATOR_PRINCIPAL, AdmissionSettings
 MiB = 1024 * 1024
 
 
+def _in_cluster() -> bool:
+    from app.cluster import in_cluster
+
+    return in_cluster()
+
+
 def default_cert_dir() -> Path:
     """controller-runtime's default: ``<tmp>/k8s-webhook-server/serving-certs``."""
     return Path(tempfile.gettempdir()) / "k8s-webhook-server" / "serving-certs"
@@ -37,9 +43,13 @@ class Settings(BaseSettings):
         2.0, gt=0, le=10, description="Seconds between checks of the cert files for a new pair."
     )
     cert_mode: Literal["dev", "auto", "manual"] = Field(
-        "dev",
-        description="dev: self-signed into the cert dir, no Kubernetes API; auto: manage the Secret and "
-        "inject caBundles; manual: cert-manager or a user Secret (only CRD bundles are injected).",
+        default_factory=lambda: "auto" if _in_cluster() else "dev",
+        description="dev: self-signed into the cert dir, no Kubernetes API (default outside a cluster); "
+        "auto: manage the Secret and inject caBundles (default in a cluster); manual: cert-manager or a "
+        "user Secret (only CRD conversion bundles are injected).",
+    )
+    cert_wait_timeout: float = Field(
+        300.0, gt=0, description="Seconds serve waits at start for the cert loop to produce a pair (auto/manual)."
     )
     kubeconfig: Path | None = Field(
         None, description="Kubeconfig for the cert loop and lease watcher (default: in-cluster when available)."

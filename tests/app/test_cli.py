@@ -104,9 +104,7 @@ def test_serve_help_documents_every_setting() -> None:
         assert f"DYNAMO_WEBHOOK_{name.upper()}" in text
 
 
-def test_serve_refuses_an_unusable_cert_dir(tmp_path: Path) -> None:
-    (tmp_path / "tls.crt").write_text("garbage")
-    (tmp_path / "tls.key").write_text("garbage")
+def test_serve_without_an_api_refuses_cluster_cert_modes(tmp_path: Path) -> None:
     proc = run("serve", "--cert-dir", str(tmp_path), "--cert-mode", "manual", "--port", "0", "--metrics-port", "0")
     assert proc.returncode == 1
-    assert "cannot load a serving certificate" in proc.stderr
+    assert "cert mode manual needs a Kubernetes API" in proc.stderr

@@ -1,0 +1,108 @@
+"""What ``serve`` runs beside the HTTPS server when a Kubernetes API is reachable: the
+certificate reconcile loop and the namespace-scope Lease watcher.
+
+- ``cert_mode=dev``: no API is needed; a self-signed pair is kept in the cert dir.
+- ``cert_mode=auto|manual``: the loop keeps the Secret (auto) and the caBundles true. In the
+  cluster the kubelet's Secret mount puts the pair into the cert dir; out of the cluster the loop
+  writes it there itself. Either way the server's hot reload picks it up.
+- With any API (in-cluster, or ``--kubeconfig``), the Lease watcher excludes namespaces that a
+  namespace-restricted operator claims, as the operator's cluster-wide webhooks do.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.settings import Settings
+
+log = logging.getLogger("dynamo_webhook.cluster")
+
+
+def in_cluster() -> bool:
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and Path(
+        "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    ).exists()
+
+
+def api_available(settings: Settings) -> bool:
+    return settings.kubeconfig is not None or in_cluster()
+
+
+@dataclass
+class ClusterServices:
+    """Background services bound to the Kubernetes API (all optional)."""
+
+    reconciler: Any = None
+    scope: Any = None
+    ready_checks: list[Callable[[], tuple[bool, str]]] = field(default_factory=list)
+
+    def namespace_excluded(self, namespace: str) -> bool:
+        return bool(self.scope is not None and namespace and self.scope.is_excluded(namespace))
+
+    def start(self) -> None:
+        if self.reconciler is not None:
+            self.reconciler.start()
+        if self.scope is not None:
+            self.scope.start()
+
+    def stop(self) -> None:
+        if self.scope is not None:
+            self.scope.stop()
+        if self.reconciler is not None:
+            self.reconciler.stop()
+
+
+def build_cluster_services(settings: Settings) -> ClusterServices:
+    services = ClusterServices()
+    if not api_available(settings):
+        if settings.cert_mode != "dev":
+            raise RuntimeError(
+                f"cert mode {settings.cert_mode} needs a Kubernetes API: run in a cluster or pass --kubeconfig"
+            )
+        return services
+    from certs.kube import load_api_client
+    from certs.leases import NamespaceScope
+
+    api = load_api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
+    services.scope = NamespaceScope(api)
+    if settings.cert_mode in ("auto", "manual"):
+        from certs.loop import CertConfig, Reconciler
+
+        config = CertConfig(
+            mode=settings.cert_mode,
+            namespace=settings.namespace,
+            service_name=settings.service_name,
+            secret_name=settings.secret_name,
+            cluster_domain=settings.cluster_domain,
+            cert_dir=settings.cert_dir,
+            write_files=not in_cluster(),
+            extra_dns=() if in_cluster() else ("localhost",),
+            extra_ips=() if in_cluster() else ("127.0.0.1",),
+        )
+        reconciler = Reconciler(config, api)
+        services.reconciler = reconciler
+        services.ready_checks.append(
+            lambda: (reconciler.ready(), "certificates not in place yet (cert loop has not converged)")
+        )
+    return services
+
+
+def wait_for_pair(cert_file: Path, key_file: Path, services: ClusterServices, timeout: float) -> None:
+    """Before the first pass has produced files (fresh install), run passes until the pair exists."""
+    deadline = time.monotonic() + timeout
+    while not (cert_file.exists() and key_file.exists()):
+        if services.reconciler is not None:
+            result = services.reconciler.reconcile_once()
+            if not result.ok:
+                log.warning("waiting for a serving certificate", extra={"errors": result.errors})
+        if cert_file.exists() and key_file.exists():
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no serving certificate appeared in {cert_file.parent} within {timeout:g} s")
+        time.sleep(2)
