@@ -6,13 +6,58 @@ mutated). Raises :class:`ConversionError` with the review failure message.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from conversion.errors import ConversionError
+from conversion.podtemplate import deep_copy
 
 __all__ = ["ConversionError", "convert"]
 
+ALPHA = "nvidia.com/v1alpha1"
+BETA = "nvidia.com/v1beta1"
+_VERSIONS = (ALPHA, BETA)
+_MODULES = {
+    "DynamoGraphDeployment": "dgd",
+    "DynamoComponentDeployment": "dcd",
+    "DynamoGraphDeploymentRequest": "dgdr",
+    "DynamoGraphDeploymentScalingAdapter": "dgdsa",
+}
+# Upstream's text when a converter panics; the original exception is kept as __cause__.
+INTERNAL_ERROR = "internal error occurred during conversion"
+
 
 def convert(obj: dict[str, Any], desired_api_version: str) -> dict[str, Any]:
-    kind = obj.get("kind") if isinstance(obj, dict) else None
-    raise ConversionError(f"unsupported kind {kind!r} for conversion to {desired_api_version}")
+    """Convert one object to ``desired_api_version`` (a new dict; ``obj`` is not mutated)."""
+    if not isinstance(obj, dict):
+        raise ConversionError(f"cannot convert a {type(obj).__name__}: expected a JSON object")
+    kind = obj.get("kind")
+    version = obj.get("apiVersion")
+    if desired_api_version not in _VERSIONS:
+        raise ConversionError(
+            f"unsupported desired apiVersion {desired_api_version!r} for kind {kind!r}"
+            f" (supported: {', '.join(_VERSIONS)})"
+        )
+    if not isinstance(kind, str) or kind not in _MODULES:
+        raise ConversionError(f"unsupported kind {kind!r} for conversion to {desired_api_version}")
+    if version not in _VERSIONS:
+        raise ConversionError(
+            f"unsupported apiVersion {version!r} for kind {kind} (supported: {', '.join(_VERSIONS)})"
+        )
+    if version == desired_api_version:
+        # The apiserver never sends such objects; they pass through unchanged.
+        return deep_copy(obj)  # type: ignore[no-any-return]
+    try:
+        module = importlib.import_module(f"conversion.{_MODULES[kind]}")
+    except ImportError as exc:
+        raise ConversionError(f"conversion of kind {kind} is not available") from exc
+    fn = module.alpha_to_beta if desired_api_version == BETA else module.beta_to_alpha
+    try:
+        out = fn(obj)
+    except ConversionError:
+        raise
+    except Exception as exc:
+        raise ConversionError(INTERNAL_ERROR) from exc
+    out["apiVersion"] = desired_api_version
+    out["kind"] = kind
+    return out  # type: ignore[no-any-return]

@@ -87,8 +87,8 @@ class MapOf:
     elem: Kind
 
 
-def _is_zero(v: Any) -> bool:
-    return v is None or v is False or v == "" or (type(v) in (int, float) and v == 0) or v == [] or v == {}
+def _is_zero_scalar(v: Any) -> bool:
+    return v is None or v is False or v == "" or (type(v) in (int, float) and v == 0)
 
 
 def _type_name(v: Any) -> str:
@@ -188,9 +188,9 @@ def decode_struct(value: Mapping[str, Any], schema: Struct, path: str = "") -> d
             out.pop(f.name, None)
             continue
         v = decode(raw, f.kind, sub)
-        if isinstance(f.kind, Ptr) or (isinstance(f.kind, Struct) and not f.omitempty):
-            out[f.name] = v
-        elif f.omitempty and _is_zero(v) and not isinstance(f.kind, Struct):
+        # Collections keep the nil/empty distinction (an empty list or map is present);
+        # omitempty scalars at their zero value are absent.
+        if f.omitempty and not isinstance(f.kind, (Ptr, Struct)) and _is_zero_scalar(v):
             out.pop(f.name, None)
         else:
             out[f.name] = v

@@ -91,6 +91,7 @@ def test_null_fields_and_null_map_entries() -> None:
 
 def test_decode_drops_omitempty_zero_values_and_canonicalises() -> None:
     assert decode({"name": "", "size": "1000m", "create": False}, ITEM) == {"size": "1", "create": False}
+    assert decode({"pvcs": [], "services": {}}, SPEC) == {"pvcs": [], "services": {}}
 
 
 def test_status_payload_errors_are_hard() -> None:

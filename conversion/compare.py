@@ -1,0 +1,314 @@
+"""Semantic comparison of converted objects (the equality rules of the verified vectors).
+
+:func:`normalize` parses the private payload annotations as JSON, drops nulls (except inside
+opaque JSON values and ``services`` map entries), drops the Go zero-value artefacts listed in
+:data:`ARTEFACTS`, and turns integral floats into ints. :func:`diff_paths` lists the
+dotted/indexed paths where two normalised values differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+__all__ = ["ARTEFACTS", "OPAQUE_SUFFIXES", "PAYLOAD_KEYS", "Context", "diff_paths", "normalize"]
+
+Path = tuple[str | int, ...]
+
+PAYLOAD_KEYS: dict[str, tuple[str, str]] = {
+    "nvidia.com/dgd-spec": ("DynamoGraphDeployment", "spec"),
+    "nvidia.com/dgd-status": ("DynamoGraphDeployment", "status"),
+    "nvidia.com/dcd-spec": ("DynamoComponentDeployment", "spec"),
+    "nvidia.com/dcd-status": ("DynamoComponentDeployment", "status"),
+    "nvidia.com/dgdr-spec": ("DynamoGraphDeploymentRequest", "spec"),
+    "nvidia.com/dgdr-status": ("DynamoGraphDeploymentRequest", "status"),
+}
+
+# Path suffixes (``*`` = any list index or map key) whose values are opaque JSON: nulls kept.
+OPAQUE_SUFFIXES: tuple[tuple[str, ...], ...] = (
+    ("profilingConfig", "config"),
+    ("features", "planner"),
+    ("generatedDeployment",),
+    ("profilingResults", "selectedConfig"),
+    ("pareto", "*", "config"),
+    ("providerOverride", "value"),
+    ("eppConfig", "config"),
+    ("overrides", "dgd"),
+)
+
+_CONTAINER_LISTS = frozenset(("containers", "initContainers", "ephemeralContainers"))
+_REPLICA_FIELDS = frozenset(("componentKind", "componentName", "replicas", "updatedReplicas"))
+
+ALPHA = "nvidia.com/v1alpha1"
+BETA = "nvidia.com/v1beta1"
+DGDR = "DynamoGraphDeploymentRequest"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What is being normalised: the root object, or a payload carried by such an object."""
+
+    kind: str
+    version: str
+    payload: str | None = None  # None for the object itself, else "spec" or "status"
+
+
+def _is_container(p: Path) -> bool:
+    if not p:
+        return False
+    if p[-1] == "mainContainer":
+        return True
+    return len(p) >= 2 and isinstance(p[-1], int) and p[-2] in _CONTAINER_LISTS
+
+
+def _is_replica_entry(p: Path, ctx: Context) -> bool:
+    if ctx.payload is None:
+        return (len(p) == 3 and p[0] == "status" and p[1] in ("services", "components")) or (
+            len(p) == 2 and p[0] == "status" and p[1] in ("service", "component")
+        )
+    if ctx.payload == "status":
+        return (len(p) == 2 and p[0] in ("services", "components")) or (
+            len(p) == 1 and p[0] in ("service", "component")
+        )
+    return False
+
+
+def _empty(v: Any) -> bool:
+    return v == {} and isinstance(v, dict)
+
+
+Rule = Callable[[Path, Any, Context], bool]
+
+# Each rule says "drop this (path, value)". Rules run bottom-up, after the value's children
+# were normalised, so artefacts cascade (e.g. a metadata map emptied by dropping nulls).
+ARTEFACTS: tuple[tuple[str, Rule], ...] = (
+    (
+        "{} pod-template metadata/spec",
+        lambda p, v, c: (
+            _empty(v)
+            and len(p) >= 2
+            and p[-1] in ("metadata", "spec")
+            and p[-2] in ("podTemplate", "template")
+        ),
+    ),
+    ("{} container resources", lambda p, v, c: _empty(v) and p[-1] == "resources" and _is_container(p[:-1])),
+    (
+        "root spec/status {}",
+        lambda p, v, c: c.payload is None and len(p) == 1 and p[0] in ("spec", "status") and _empty(v),
+    ),
+    (
+        'DGD status.state ""',
+        lambda p, v, c: (
+            c.kind == "DynamoGraphDeployment"
+            and v == ""
+            and (
+                (c.payload is None and p == ("status", "state"))
+                or (c.payload == "status" and p == ("state",))
+            )
+        ),
+    ),
+    (
+        "replica-status zero fields",
+        lambda p, v, c: (
+            p[-1] in _REPLICA_FIELDS
+            and (v == "" or (v == 0 and not isinstance(v, bool)))
+            and _is_replica_entry(p[:-1], c)
+        ),
+    ),
+    ('container name ""', lambda p, v, c: p[-1] == "name" and v == "" and _is_container(p[:-1])),
+    (
+        'alpha sharedMemory.size / pvcs[].size "0"',
+        lambda p, v, c: (
+            v == "0"
+            and len(p) >= 2
+            and p[-1] == "size"
+            and (p[-2] == "sharedMemory" or (len(p) >= 3 and p[-3] == "pvcs"))
+        ),
+    ),
+    (
+        'DGDR alpha spec payload model/backend/profilerImage ""',
+        lambda p, v, c: (
+            c.kind == DGDR
+            and c.payload == "spec"
+            and c.version == BETA
+            and v == ""
+            and p in (("spec", "model"), ("spec", "backend"), ("spec", "profilingConfig", "profilerImage"))
+        ),
+    ),
+    (
+        'DGDR beta spec payload model ""',
+        lambda p, v, c: (
+            c.kind == DGDR
+            and c.payload == "spec"
+            and c.version == ALPHA
+            and v == ""
+            and p == ("spec", "model")
+        ),
+    ),
+    (
+        "alpha DGDR autoApply/useMocker false",
+        lambda p, v, c: (
+            c.kind == DGDR
+            and c.payload is None
+            and c.version == ALPHA
+            and v is False
+            and p in (("spec", "autoApply"), ("spec", "useMocker"))
+        ),
+    ),
+    (
+        'alpha DGDR deployment.state ""',
+        lambda p, v, c: (
+            c.kind == DGDR
+            and v == ""
+            and (
+                (c.payload is None and c.version == ALPHA and p == ("status", "deployment", "state"))
+                or (c.payload == "status" and c.version == BETA and p == ("deployment", "state"))
+            )
+        ),
+    ),
+    (
+        "beta DGDSA status.replicas 0",
+        lambda p, v, c: (
+            c.kind == "DynamoGraphDeploymentScalingAdapter"
+            and c.payload is None
+            and c.version == BETA
+            and p == ("status", "replicas")
+            and v == 0
+            and not isinstance(v, bool)
+        ),
+    ),
+    ("globalDynamoNamespace false", lambda p, v, c: p[-1] == "globalDynamoNamespace" and v is False),
+)
+
+
+def _opaque(p: Path) -> bool:
+    for suffix in OPAQUE_SUFFIXES:
+        n = len(suffix)
+        if len(p) < n:
+            continue
+        tail = p[-n:]
+        if all(s == "*" or s == t for s, t in zip(suffix, tail, strict=True)):
+            return True
+    return False
+
+
+_DROP = object()
+
+
+def _num(v: Any) -> Any:
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2**63:
+        return int(v)
+    return v
+
+
+def _norm_opaque(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _norm_opaque(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_norm_opaque(x) for x in v]
+    return _num(v)
+
+
+def _norm(v: Any, p: Path, ctx: Context) -> Any:
+    if p and _opaque(p):
+        return _norm_opaque(v)
+    if isinstance(v, dict):
+        out: dict[str, Any] = {}
+        keep_null = bool(p) and p[-1] == "services"
+        for k, x in v.items():
+            sub = (*p, k)
+            if x is None:
+                if keep_null:
+                    out[k] = None
+                continue
+            if (
+                ctx.payload is None
+                and p == ("metadata", "annotations")
+                and k in PAYLOAD_KEYS
+                and isinstance(x, str)
+            ):
+                n = _norm_payload(k, x, ctx)
+            else:
+                n = _norm(x, sub, ctx)
+            if n is _DROP:
+                continue
+            out[k] = n
+        v = out
+    elif isinstance(v, list):
+        v = [None if x is None else _norm(x, (*p, i), ctx) for i, x in enumerate(v)]
+        v = [x for x in v if x is not _DROP]
+    else:
+        v = _num(v)
+    if p:
+        for _, rule in ARTEFACTS:
+            if rule(p, v, ctx):
+                return _DROP
+    return v
+
+
+def _norm_payload(key: str, raw: str, ctx: Context) -> Any:
+    try:
+        parsed = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw
+    kind, part = PAYLOAD_KEYS[key]
+    pctx = Context(kind=kind, version=ctx.version, payload=part)
+    out = _norm(parsed, (), pctx)
+    return out
+
+
+def normalize(obj: Any) -> Any:
+    """Normalised copy of a Kubernetes object (or any JSON value) for semantic comparison."""
+    if not isinstance(obj, dict):
+        return _norm(obj, (), Context("", ""))
+    ctx = Context(kind=str(obj.get("kind", "")), version=str(obj.get("apiVersion", "")))
+    return _norm(obj, (), ctx)
+
+
+def _fmt(p: Path) -> str:
+    out = ""
+    for part in p:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif out:
+            out += f".{part}"
+        else:
+            out = str(part)
+    return out or "<root>"
+
+
+def diff_paths(a: Any, b: Any) -> list[str]:
+    """Paths (``spec.components[0].name``) where two normalised values differ."""
+    out: list[str] = []
+    _diff(a, b, (), out)
+    return out
+
+
+def _diff(a: Any, b: Any, p: Path, out: list[str]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                out.append(_fmt((*p, k)))
+            else:
+                _diff(a[k], b[k], (*p, k), out)
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            if i >= len(a) or i >= len(b):
+                out.append(_fmt((*p, i)))
+            else:
+                _diff(a[i], b[i], (*p, i), out)
+        return
+    if type(a) is not type(b) and not (
+        isinstance(a, (int, float))
+        and isinstance(b, (int, float))
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
+        out.append(_fmt(p))
+        return
+    if a != b:
+        out.append(_fmt(p))

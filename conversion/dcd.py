@@ -1,0 +1,216 @@
+"""DynamoComponentDeployment v1alpha1 ⇄ v1beta1 (hub = v1beta1).
+
+The DCD spec is ``backendFramework`` plus the shared component spec inlined. ``serviceName``
+⇄ ``name`` with the empty-name rule: α→β falls back to ``metadata.name`` and flags that with
+the record ``{"path":"serviceName","nil":true}`` so β→α can empty it again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conversion import component as comp
+from conversion.dgd import (
+    name_needs_preservation,
+    replica_status_from_hub,
+    replica_status_to_hub,
+    restore_replica,
+    should_restore_replica,
+)
+from conversion.errors import ConversionError
+from conversion.payloads import (
+    Field,
+    GoTypeError,
+    Ptr,
+    Struct,
+    decode_struct,
+    get_annotation,
+    has_annotation,
+    read_spec_payload,
+    read_status_payload,
+    scrub,
+    set_annotation,
+    write_json_payload,
+    write_spec_payload,
+)
+from conversion.podtemplate import canon_pod_template, deep_copy
+
+__all__ = ["ALPHA_SPEC", "ALPHA_STATUS", "BETA_SPEC", "alpha_to_beta", "beta_to_alpha"]
+
+J = dict[str, Any]
+
+ANN_SPEC = "nvidia.com/dcd-spec"
+ANN_STATUS = "nvidia.com/dcd-status"
+EMPTY_SERVICE_NAME_PATH = "serviceName"
+
+ALPHA_SPEC = Struct((Field("backendFramework", "string"), *comp.ALPHA_SHARED.fields))
+BETA_SPEC = Struct((Field("backendFramework", "string"), *comp.BETA_SHARED.fields))
+_REPLICA_ALPHA = Struct(
+    (
+        Field("componentKind", "string", False),
+        Field("componentName", "string", False),
+        Field("componentNames", "list"),
+        Field("runtimeNamespace", "string"),
+        Field("replicas", "int", False),
+        Field("updatedReplicas", "int", False),
+        Field("readyReplicas", Ptr("int")),
+        Field("availableReplicas", Ptr("int")),
+        Field("scheduledReplicas", Ptr("int")),
+    )
+)
+ALPHA_STATUS = Struct(
+    (
+        Field("observedGeneration", "int"),
+        Field("conditions", "list", False),
+        Field("podSelector", "stringmap"),
+        Field("service", Ptr(_REPLICA_ALPHA)),
+    )
+)
+
+
+def _decode(value: Any, schema: Struct, what: str) -> J:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConversionError(f"json: cannot unmarshal {what}: expected an object")
+    try:
+        return decode_struct(value, schema, what)
+    except GoTypeError as exc:
+        raise ConversionError(str(exc)) from exc
+
+
+def _split_backend(spec: J) -> tuple[str, J]:
+    shared = dict(spec)
+    return shared.pop("backendFramework", ""), shared
+
+
+def alpha_to_beta(obj: J) -> J:
+    """α DCD → β DCD (``ConvertTo``)."""
+    meta = deep_copy(obj.get("metadata") or {})
+    restored: J | None = None
+    raw = get_annotation(meta, ANN_SPEC)
+    if raw:
+        got = read_spec_payload(raw, BETA_SPEC)
+        if got is not None:
+            restored = got[0]
+    hub_origin = restored is not None
+    scrub(meta, (ANN_SPEC, ANN_STATUS))
+    object_name = meta.get("name", "") or ""
+
+    backend, shared = _split_backend(_decode(obj.get("spec"), ALPHA_SPEC, "spec"))
+    shared = comp.canon_alpha_shared(shared)
+    rshared: J | None = None
+    if restored is not None:
+        _, rshared = _split_backend(restored)
+    save: J = {}
+    dst = comp.to_hub(
+        shared, rshared, save, not hub_origin, rshared is not None and rshared.get("podTemplate") is not None
+    )
+    if not dst.get("name"):
+        dst["name"] = object_name
+    if restored is not None and not restored.get("name") and dst["name"] == object_name:
+        dst["name"] = ""
+    spec: J = {}
+    if backend:
+        spec["backendFramework"] = backend
+    spec.update(dst)
+
+    status = _decode(obj.get("status"), ALPHA_STATUS, "status")
+    status_save: J = {}
+    if status.get("podSelector"):
+        status_save["podSelector"] = dict(status["podSelector"])
+    svc = status.get("service")
+    if name_needs_preservation(svc):
+        assert svc is not None
+        entry: J = {"componentName": svc.get("componentName", "")}
+        if svc.get("componentNames") is not None:
+            entry["componentNames"] = list(svc["componentNames"])
+        status_save["service"] = entry
+    empty_name = not shared.get("serviceName") and object_name != "" and dst["name"] == object_name
+    generated_tpl = not hub_origin and "podTemplate" in dst
+    save_spec = generated_tpl or empty_name or bool(save)
+
+    dst_status: J = {}
+    if status.get("observedGeneration"):
+        dst_status["observedGeneration"] = status["observedGeneration"]
+    if status.get("conditions"):
+        dst_status["conditions"] = deep_copy(status["conditions"])
+    if svc is not None:
+        dst_status["component"] = replica_status_to_hub(svc)
+
+    if save_spec:
+        records = [{"path": EMPTY_SERVICE_NAME_PATH, "nil": True}] if empty_name else None
+        set_annotation(meta, ANN_SPEC, write_spec_payload(save, records))
+    if status_save:
+        set_annotation(meta, ANN_STATUS, write_json_payload(status_save))
+    out: J = {"apiVersion": "nvidia.com/v1beta1", "kind": obj.get("kind"), "metadata": meta, "spec": spec}
+    if dst_status:
+        out["status"] = dst_status
+    return out
+
+
+def beta_to_alpha(obj: J) -> J:
+    """β DCD → α DCD (``ConvertFrom``)."""
+    meta = deep_copy(obj.get("metadata") or {})
+    object_name = meta.get("name", "") or ""
+    spoke_origin = has_annotation(meta, ANN_SPEC) or has_annotation(meta, ANN_STATUS)
+    restored: J | None = None
+    empty_name = False
+    raw = get_annotation(meta, ANN_SPEC)
+    if raw:
+        got = read_spec_payload(raw, ALPHA_SPEC)
+        if got is not None:
+            restored = got[0]
+            empty_name = any(r.get("path") == EMPTY_SERVICE_NAME_PATH and r.get("nil") for r in got[1])
+    restored_status = read_status_payload(meta, ANN_STATUS, ALPHA_STATUS)
+
+    backend, shared = _split_backend(_decode(obj.get("spec"), BETA_SPEC, "spec"))
+    if "podTemplate" in shared:
+        shared["podTemplate"] = canon_pod_template(shared["podTemplate"])
+    rshared: J | None = None
+    if restored is not None:
+        _, rshared = _split_backend(restored)
+    hub_save: J = {"name": ""}
+    a = comp.from_hub(shared, rshared, hub_save)
+    spec: J = {}
+    if backend:
+        spec["backendFramework"] = backend
+    spec.update(a)
+
+    src_status = obj.get("status") or {}
+    dst_status: J = {}
+    if src_status.get("observedGeneration"):
+        dst_status["observedGeneration"] = src_status["observedGeneration"]
+    if src_status.get("conditions"):
+        dst_status["conditions"] = deep_copy(src_status["conditions"])
+    if src_status.get("component") is not None:
+        dst_status["service"] = replica_status_from_hub(src_status["component"])
+
+    if empty_name and spec.get("serviceName", "") == object_name:
+        spec.pop("serviceName", None)
+    if restored_status is not None:
+        if not dst_status.get("podSelector") and restored_status.get("podSelector"):
+            dst_status["podSelector"] = dict(restored_status["podSelector"])
+        saved_svc = restored_status.get("service")
+        if (
+            saved_svc is not None
+            and "service" in dst_status
+            and should_restore_replica(dst_status["service"], saved_svc)
+        ):
+            restore_replica(dst_status["service"], saved_svc)
+    scrub(meta, (ANN_SPEC, ANN_STATUS))
+
+    live_name = shared.get("name", "")
+    if (
+        not comp.hub_save_is_zero(hub_save)
+        or (live_name == "" and object_name != "")
+        or (not spoke_origin and shared.get("podTemplate") is not None)
+    ):
+        hub_save["name"] = live_name
+        set_annotation(meta, ANN_SPEC, write_spec_payload(hub_save))
+    out: J = {"apiVersion": "nvidia.com/v1alpha1", "kind": obj.get("kind"), "metadata": meta}
+    if spec:
+        out["spec"] = spec
+    if dst_status:
+        out["status"] = dst_status
+    return out

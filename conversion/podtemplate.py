@@ -1,0 +1,249 @@
+"""Kubernetes pod-template helpers used by the component conversion.
+
+Containers, probes and pod specs stay plain JSON dicts. This module provides what the typed
+upstream code gets from Go for free: semantic equality (``apiequality.Semantic.DeepEqual``:
+empty and nil collections are equal, zero values are absent), the ``mergo.Merge(…,
+WithOverride)`` overlay used to merge ``extraPodSpec.mainContainer`` into the generated main
+container, and canonical quantities inside containers and pod specs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from conversion.quantity import canonical
+
+__all__ = [
+    "MAIN",
+    "SIDECAR_FRONTEND",
+    "canon_container",
+    "canon_pod_spec",
+    "canon_pod_template",
+    "canon_resource_requirements",
+    "container_has_only_name",
+    "container_is_empty",
+    "deep_copy",
+    "find_container",
+    "has_container",
+    "merge_envs",
+    "merge_override",
+    "pod_spec_is_zero",
+    "pod_template_is_zero",
+    "sem",
+    "sem_eq",
+]
+
+MAIN = "main"
+SIDECAR_FRONTEND = "sidecar-frontend"
+
+
+def deep_copy(v: Any) -> Any:
+    """Copy a JSON value (dicts and lists are rebuilt, scalars shared)."""
+    if isinstance(v, dict):
+        return {k: deep_copy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [deep_copy(x) for x in v]
+    return v
+
+
+def _zero(v: Any) -> bool:
+    return v is None or v is False or v == "" or (v == 0 and type(v) in (int, float)) or v == [] or v == {}
+
+
+def sem(v: Any) -> Any:
+    """Semantic normal form of a Kubernetes value: zero values and empty collections vanish.
+
+    Two values are ``Semantic.DeepEqual`` (approximately: pointer-to-zero and absent are not
+    distinguished) when their normal forms are equal.
+    """
+    if isinstance(v, dict):
+        out = {}
+        for k, x in v.items():
+            n = sem(x)
+            if not _zero(n):
+                out[k] = n
+        return out
+    if isinstance(v, list):
+        return [sem(x) for x in v]
+    return v
+
+
+def sem_eq(a: Any, b: Any) -> bool:
+    return bool(sem(a) == sem(b))
+
+
+def container_is_empty(c: dict[str, Any] | None) -> bool:
+    """``containerIsEmpty``: nothing but (possibly) a name."""
+    if c is None:
+        return True
+    for k, v in c.items():
+        if k == "name":
+            continue
+        if not _zero(sem(v)):
+            return False
+    return True
+
+
+def container_has_only_name(c: dict[str, Any]) -> bool:
+    return container_is_empty(c)
+
+
+def pod_spec_is_zero(p: dict[str, Any] | None) -> bool:
+    return p is None or _zero(sem(p))
+
+
+def pod_template_is_zero(t: dict[str, Any] | None) -> bool:
+    """``podTemplateIsZero``: a present template equal to the zero PodTemplateSpec."""
+    return t is not None and _zero(sem(t))
+
+
+def find_container(containers: list[dict[str, Any]] | None, name: str) -> dict[str, Any] | None:
+    for c in containers or ():
+        if c.get("name", "") == name:
+            return c
+    return None
+
+
+def has_container(containers: list[dict[str, Any]] | None, name: str) -> bool:
+    return find_container(containers, name) is not None
+
+
+def merge_envs(common: list[Any] | None, specific: list[Any] | None) -> list[Any] | None:
+    """Common entries first; a specific entry with a known name replaces it in place."""
+    out: list[Any] = []
+    seen: dict[str, int] = {}
+    for e in common or ():
+        seen[e.get("name", "")] = len(out)
+        out.append(e)
+    for e in specific or ():
+        name = e.get("name", "")
+        idx = seen.get(name)
+        if idx is not None:
+            out[idx] = e
+            continue
+        seen[name] = len(out)
+        out.append(e)
+    return out or None
+
+
+_MAP_KEYS = frozenset(("limits", "requests"))
+
+
+def merge_override(dst: dict[str, Any], src: dict[str, Any]) -> None:
+    """Overlay ``src`` onto ``dst`` like ``mergo.Merge(dst, src, mergo.WithOverride)``.
+
+    Struct fields: a non-zero source value wins; nested objects merge field by field (a
+    source pointer to an empty struct is only taken when the destination has none);
+    non-empty lists replace. Resource maps (``limits``/``requests``) merge key by key with
+    every source key winning, zero quantities included.
+    """
+    for k, sv in src.items():
+        if dst.get(k) is None:
+            # A nil destination takes the source value as a whole (pointer assignment).
+            if sv is not None and not (_zero(sv) and not isinstance(sv, dict)):
+                dst[k] = deep_copy(sv)
+            continue
+        if isinstance(sv, dict):
+            dv = dst.get(k)
+            if k in _MAP_KEYS:
+                if not sv:
+                    continue
+                if not isinstance(dv, dict):
+                    dv = {}
+                    dst[k] = dv
+                for kk, vv in sv.items():
+                    dv[kk] = deep_copy(vv)
+                continue
+            if isinstance(dv, dict):
+                merge_override(dv, sv)
+            else:
+                nv: dict[str, Any] = {}
+                merge_override(nv, sv)
+                dst[k] = nv
+            continue
+        if _zero(sv):
+            continue
+        dst[k] = deep_copy(sv)
+
+
+def _canon_list(rl: Any) -> Any:
+    if not isinstance(rl, dict):
+        return rl
+    out: dict[str, Any] = {}
+    for k, v in rl.items():
+        if v is None:
+            continue
+        try:
+            out[k] = canonical(v)
+        except ValueError:
+            out[k] = v
+    return out
+
+
+def canon_resource_requirements(r: Any) -> Any:
+    if not isinstance(r, dict):
+        return r
+    out = dict(r)
+    for key in ("limits", "requests"):
+        if key in out:
+            out[key] = _canon_list(out[key])
+    return out
+
+
+def canon_container(c: Any) -> Any:
+    """A copy of container ``c`` with canonical resource quantities."""
+    if not isinstance(c, dict):
+        return c
+    out = deep_copy(c)
+    if "resources" in out:
+        out["resources"] = canon_resource_requirements(out["resources"])
+    return out
+
+
+def _canon_containers(v: Any) -> Any:
+    if isinstance(v, list):
+        return [canon_container(c) for c in v]
+    return v
+
+
+def canon_pod_spec(spec: Any) -> Any:
+    """A copy of a PodSpec with canonical quantities (containers, overhead, volumes)."""
+    if not isinstance(spec, dict):
+        return spec
+    out = deep_copy(spec)
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        if key in out:
+            out[key] = _canon_containers(out[key])
+    if "resources" in out:
+        out["resources"] = canon_resource_requirements(out["resources"])
+    if "overhead" in out:
+        out["overhead"] = _canon_list(out["overhead"])
+    vols = out.get("volumes")
+    if isinstance(vols, list):
+        for vol in vols:
+            if not isinstance(vol, dict):
+                continue
+            ed = vol.get("emptyDir")
+            if isinstance(ed, dict) and ed.get("sizeLimit") is not None:
+                with contextlib.suppress(ValueError):
+                    ed["sizeLimit"] = canonical(ed["sizeLimit"])
+            eph = vol.get("ephemeral")
+            if isinstance(eph, dict):
+                vct = eph.get("volumeClaimTemplate")
+                if isinstance(vct, dict) and isinstance(vct.get("spec"), dict):
+                    s = vct["spec"]
+                    if "resources" in s:
+                        s["resources"] = canon_resource_requirements(s["resources"])
+    return out
+
+
+def canon_pod_template(t: Any) -> Any:
+    if not isinstance(t, dict):
+        return t
+    out = dict(t)
+    if "metadata" in out:
+        out["metadata"] = deep_copy(out["metadata"])
+    if "spec" in out:
+        out["spec"] = canon_pod_spec(out["spec"])
+    return out
