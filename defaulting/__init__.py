@@ -30,6 +30,7 @@ from defaulting.common import (
     api_version_of,
     default_via_hub,
     object_namespace,
+    with_main_container_marshal_fields,
 )
 from validation.context import AdmissionContext, AdmissionInput, Decision, JSONObject
 from validation.errors import gvk_mismatch_message
@@ -65,6 +66,8 @@ def _default_object(inp: AdmissionInput, obj: JSONObject, hub_default: HubDefaul
         patched = default_via_hub(obj, operation, hub_default)
     except HubRoundTripError as exc:
         return Decision.deny(str(exc))
+    if patched is not None and kind == KIND_DGD:
+        patched = with_main_container_marshal_fields(patched)
     return Decision.allow(patched=patched)
 
 

@@ -77,3 +77,32 @@ def as_dict(value: Any) -> JSONObject | None:
 def go_string(value: Any) -> str:
     """A JSON value read into a Go ``string`` field: absent / null → ``""``."""
     return value if isinstance(value, str) else ""
+
+
+def with_main_container_marshal_fields(alpha: JSONObject) -> JSONObject:
+    """Add the fields Go's encoder always writes for a v1alpha1 ``mainContainer``.
+
+    Upstream answers a v1alpha1 DGD with the object its converter marshals from Go types:
+    a ``corev1.Container`` always carries ``name`` (no omitempty; empty for the main
+    container) and ``resources`` (a struct, never omitted). Reproduced for every service
+    whose ``extraPodSpec.mainContainer`` lacks them, so the answer matches upstream's.
+    """
+    spec = as_dict(alpha.get("spec"))
+    services = as_dict(spec.get("services")) if spec is not None else None
+    if services is None:
+        return alpha
+    new_services: JSONObject = {}
+    for name, service in services.items():
+        extra = as_dict(service.get("extraPodSpec")) if isinstance(service, dict) else None
+        main = as_dict(extra.get("mainContainer")) if extra is not None else None
+        if main is None or ("name" in main and "resources" in main):
+            continue
+        assert isinstance(service, dict) and extra is not None
+        filled = {**main}
+        filled.setdefault("name", "")
+        filled.setdefault("resources", {})
+        new_services[name] = {**service, "extraPodSpec": {**extra, "mainContainer": filled}}
+    if not new_services:
+        return alpha
+    assert spec is not None
+    return {**alpha, "spec": {**spec, "services": {**services, **new_services}}}
