@@ -8,13 +8,14 @@ import logging
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from kubernetes.config.config_exception import ConfigException
 
 from certs.kube import ApiError, Kube, in_cluster_namespace, load_api_client
-from certs.loop import DEFAULT_SECRET_NAME, CertConfig, Reconciler
+from certs.loop import DEFAULT_SECRET_NAME, CertConfig, Reconciler, ReconcileResult
 from certs.status import collect_status, render
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -68,6 +69,14 @@ def register(subparsers: Any) -> None:
         help="also write tls.crt, tls.key and ca.crt into this directory",
     )
     ensure.add_argument("--interval", type=float, default=60.0, help="seconds between passes (jittered)")
+    ensure.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --once: repeat the pass (backing off) for up to this long before giving up, e.g. while "
+        "cert-manager has not written the Secret yet (default: no retry)",
+    )
     ensure.set_defaults(func=cmd_ensure)
 
     status = sub.add_parser(
@@ -116,7 +125,7 @@ def cmd_ensure(args: argparse.Namespace) -> int:
     try:
         reconciler = Reconciler(config, api)
         if args.once:
-            result = reconciler.reconcile_once()
+            result = _once(reconciler, args.wait)
             for line in result.changes:
                 print(f"changed: {line}")
             for line in result.skipped:
@@ -133,6 +142,22 @@ def cmd_ensure(args: argparse.Namespace) -> int:
         return _run_loop(reconciler)
     finally:
         api.close()
+
+
+def _once(reconciler: Reconciler, wait: float) -> ReconcileResult:
+    deadline = time.monotonic() + max(0.0, wait)
+    delay = 0.5
+    changes: list[str] = []
+    while True:
+        result = reconciler.reconcile_once()
+        changes += result.changes
+        if (result.ok and reconciler.ready()) or time.monotonic() + delay > deadline:
+            result.changes = changes
+            return result
+        for line in result.errors:
+            print(f"waiting: {line}", file=sys.stderr)
+        time.sleep(delay)
+        delay = min(delay * 2, 10.0)
 
 
 def _run_loop(reconciler: Reconciler) -> int:

@@ -12,7 +12,16 @@ import pytest
 
 from app.certs_cli import register
 from certs import pki
-from tests.certs.conftest import CRD_GROUP, CRDS, NAMESPACE, SERVICE, all_bundles, secret_data, seed
+from tests.certs.conftest import (
+    CRD_GROUP,
+    CRDS,
+    NAMESPACE,
+    SERVICE,
+    all_bundles,
+    put_secret,
+    secret_data,
+    seed,
+)
 from tests.fakekube.server import FakeKube
 
 
@@ -124,3 +133,23 @@ def test_ensure_loop_runs_until_signalled(fake_kube: FakeKube, kubeconfig_path: 
     data = secret_data(fake_kube)
     assert all(b == data["ca.crt"] for b in all_bundles(fake_kube))
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_ensure_once_waits_for_the_manual_secret(
+    fake_kube: FakeKube, kubeconfig_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed(fake_kube)
+    ca = pki.generate_ca()
+    leaf = pki.generate_serving_cert(ca, pki.service_dns_names(SERVICE, NAMESPACE))
+
+    def publish() -> None:
+        time.sleep(0.3)
+        put_secret(fake_kube, {"ca.crt": ca.cert_pem, "tls.crt": leaf.cert_pem, "tls.key": leaf.key_pem})
+
+    threading.Thread(target=publish, daemon=True).start()
+    argv = ["certs", "ensure", "--once", "--mode", "manual", "--wait", "20", *common(kubeconfig_path)]
+    assert run(argv) == 0
+    captured = capsys.readouterr()
+    assert "waiting: waiting for CA bundle in secret dynamo-system/webhook-server-cert" in captured.err
+    assert captured.out.count("changed: injected caBundle into CRD") == 4
+    assert not [c for c in fake_kube.writes() if c.resource == "secrets"]
