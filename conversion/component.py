@@ -17,6 +17,7 @@ from conversion.podtemplate import (
     canon_container,
     canon_pod_spec,
     canon_pod_template,
+    clean_kube,
     container_has_only_name,
     container_is_empty,
     deep_copy,
@@ -232,9 +233,77 @@ BETA_SHARED = Struct(
 __all__ += ["MapOf"]
 
 
+def _canon_common(out: J) -> None:
+    """Kubernetes values inside a typed view, as Go re-serialises them."""
+    for k in ("envs", "livenessProbe", "readinessProbe"):
+        if k in out:
+            out[k] = clean_kube(out[k], k)
+    fs = out.get("frontendSidecar")
+    if fs is not None and "envs" in fs:
+        fs["envs"] = clean_kube(fs["envs"], "envs")
+    epp = out.get("eppConfig")
+    if epp is not None and "config" in epp:
+        epp["config"] = _epp_config(epp["config"])
+    gms = out.get("gpuMemoryService") or (out.get("experimental") or {}).get("gpuMemoryService")
+    for pod in (gms or {}).get("extraClientPods") or ():
+        if isinstance(pod, dict) and "podTemplate" in pod:
+            pod["podTemplate"] = canon_pod_template(pod["podTemplate"])
+    ckpt = out.get("checkpoint") or (out.get("experimental") or {}).get("checkpoint")
+    job = (ckpt or {}).get("job")
+    if job is not None and "podTemplate" in job:
+        job["podTemplate"] = canon_pod_template(job["podTemplate"])
+
+
+def _epp_config(cfg: Any) -> Any:
+    """``EndpointPickerConfig`` as Go re-serialises it (non-omitempty fields written)."""
+    if not isinstance(cfg, dict):
+        return cfg
+    out: J = {}
+    for k in ("apiVersion", "kind"):
+        if cfg.get(k):
+            out[k] = cfg[k]
+    if cfg.get("featureGates"):
+        out["featureGates"] = deep_copy(cfg["featureGates"])
+    plugins = cfg.get("plugins")
+    out["plugins"] = (
+        None
+        if plugins is None
+        else [
+            {
+                "name": p.get("name", ""),
+                "type": p.get("type", ""),
+                "parameters": deep_copy(p.get("parameters")),
+            }
+            for p in plugins
+            if isinstance(p, dict)
+        ]
+    )
+    profiles = cfg.get("schedulingProfiles")
+    out["schedulingProfiles"] = (
+        None
+        if profiles is None
+        else [
+            {
+                "name": sp.get("name", ""),
+                "plugins": None
+                if sp.get("plugins") is None
+                else [
+                    {"pluginRef": x.get("pluginRef", ""), "weight": x.get("weight")} for x in sp["plugins"]
+                ],
+            }
+            for sp in profiles
+            if isinstance(sp, dict)
+        ]
+    )
+    if cfg.get("saturationDetector") is not None:
+        out["saturationDetector"] = deep_copy(cfg["saturationDetector"])
+    return out
+
+
 def canon_alpha_shared(spec: J) -> J:
     """Typed view of an α shared spec (quantities inside Kubernetes objects canonical)."""
     out = decode_struct(spec, ALPHA_SHARED)
+    _canon_common(out)
     eps = out.get("extraPodSpec")
     if eps is not None:
         eps = canon_pod_spec(eps)
@@ -250,6 +319,7 @@ def canon_alpha_shared(spec: J) -> J:
 def canon_beta_shared(spec: J) -> J:
     """Typed view of a β shared spec (pod template quantities canonical)."""
     out = decode_struct(spec, BETA_SHARED)
+    _canon_common(out)
     if "podTemplate" in out:
         out["podTemplate"] = canon_pod_template(out["podTemplate"])
     return out

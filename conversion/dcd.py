@@ -33,7 +33,7 @@ from conversion.payloads import (
     write_json_payload,
     write_spec_payload,
 )
-from conversion.podtemplate import canon_pod_template, deep_copy
+from conversion.podtemplate import deep_copy
 
 __all__ = ["ALPHA_SPEC", "ALPHA_STATUS", "BETA_SPEC", "alpha_to_beta", "beta_to_alpha"]
 
@@ -165,8 +165,7 @@ def beta_to_alpha(obj: J) -> J:
     restored_status = read_status_payload(meta, ANN_STATUS, ALPHA_STATUS)
 
     backend, shared = _split_backend(_decode(obj.get("spec"), BETA_SPEC, "spec"))
-    if "podTemplate" in shared:
-        shared["podTemplate"] = canon_pod_template(shared["podTemplate"])
+    shared = comp.canon_beta_shared(shared)
     rshared: J | None = None
     if restored is not None:
         _, rshared = _split_backend(restored)

@@ -28,7 +28,7 @@ from conversion.payloads import (
     write_json_payload,
     write_spec_payload,
 )
-from conversion.podtemplate import canon_pod_template, deep_copy
+from conversion.podtemplate import clean_kube, deep_copy
 
 __all__ = [
     "ALPHA_STATUS",
@@ -336,7 +336,7 @@ def alpha_to_beta(obj: J) -> J:
             out_tc["packDomain"] = tc["packDomain"]
         dst["topologyConstraint"] = out_tc
     if src.get("envs"):
-        dst["env"] = deep_copy(src["envs"])
+        dst["env"] = clean_kube(src["envs"], "envs")
     save: J = {}
     if src.get("pvcs"):
         save["pvcs"] = deep_copy(src["pvcs"])
@@ -436,10 +436,7 @@ def beta_to_alpha(obj: J) -> J:
     comps = src.get("components") or []
     src_components = []
     for c in comps:
-        if "podTemplate" in c:
-            c = dict(c)
-            c["podTemplate"] = canon_pod_template(c["podTemplate"])
-        src_components.append(c)
+        src_components.append(comp.canon_beta_shared(c))
     dst: J = {}
     _spec_common(src, dst)
     if "topologyConstraint" in src:
@@ -449,7 +446,7 @@ def beta_to_alpha(obj: J) -> J:
             out_tc["packDomain"] = tc["packDomain"]
         dst["topologyConstraint"] = out_tc
     if src.get("env"):
-        dst["envs"] = deep_copy(src["env"])
+        dst["envs"] = clean_kube(src["env"], "env")
 
     hub_save: J = {}
     saved_services = (restored_spec or {}).get("services") or {}

@@ -21,6 +21,7 @@ __all__ = [
     "canon_pod_spec",
     "canon_pod_template",
     "canon_resource_requirements",
+    "clean_kube",
     "container_has_only_name",
     "container_is_empty",
     "deep_copy",
@@ -167,6 +168,62 @@ def merge_override(dst: dict[str, Any], src: dict[str, Any]) -> None:
         dst[k] = deep_copy(sv)
 
 
+# Kubernetes string fields without ``omitempty`` (kept when ""); every other empty string,
+# every empty list and the empty maps below are dropped on serialisation.
+_REQUIRED_STRINGS = frozenset(
+    (
+        "name",
+        "mountPath",
+        "key",
+        "path",
+        "fieldPath",
+        "resource",
+        "devicePath",
+        "topologyKey",
+        "whenUnsatisfiable",
+        "operator",
+        "type",
+        "claimName",
+        "ip",
+        "service",
+        "storageClassName",
+    )
+)
+_VALUE_REQUIRED_IN = frozenset(("httpHeaders", "sysctls"))
+_MAP_FIELDS = frozenset(
+    (
+        "limits",
+        "requests",
+        "nodeSelector",
+        "labels",
+        "annotations",
+        "overhead",
+        "matchLabels",
+        "volumeAttributes",
+    )
+)
+
+
+def clean_kube(v: Any, parent: str | None = None) -> Any:
+    """Drop what Go's omitempty drops when it re-serialises a Kubernetes value."""
+    if isinstance(v, dict):
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            if x is None:
+                continue
+            c = clean_kube(x, k)
+            if c == "" and isinstance(c, str):
+                if k not in _REQUIRED_STRINGS and not (k == "value" and parent in _VALUE_REQUIRED_IN):
+                    continue
+            elif (isinstance(c, list) and not c) or (isinstance(c, dict) and not c and k in _MAP_FIELDS):
+                continue
+            out[k] = c
+        return out
+    if isinstance(v, list):
+        return [clean_kube(x, parent) for x in v]
+    return v
+
+
 def _canon_list(rl: Any) -> Any:
     if not isinstance(rl, dict):
         return rl
@@ -195,7 +252,7 @@ def canon_container(c: Any) -> Any:
     """A copy of container ``c`` with canonical resource quantities."""
     if not isinstance(c, dict):
         return c
-    out = deep_copy(c)
+    out = clean_kube(c)
     if "resources" in out:
         out["resources"] = canon_resource_requirements(out["resources"])
     return out
@@ -211,7 +268,7 @@ def canon_pod_spec(spec: Any) -> Any:
     """A copy of a PodSpec with canonical quantities (containers, overhead, volumes)."""
     if not isinstance(spec, dict):
         return spec
-    out = deep_copy(spec)
+    out = clean_kube(spec)
     for key in ("containers", "initContainers", "ephemeralContainers"):
         if key in out:
             out[key] = _canon_containers(out[key])
@@ -243,7 +300,7 @@ def canon_pod_template(t: Any) -> Any:
         return t
     out = dict(t)
     if "metadata" in out:
-        out["metadata"] = deep_copy(out["metadata"])
+        out["metadata"] = clean_kube(out["metadata"])
     if "spec" in out:
         out["spec"] = canon_pod_spec(out["spec"])
     return out
