@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import conversion
+from conversion.errors import ConversionError
 from tests.admission_helpers import make_input
 from validation import dgdr
 from validation.context import AdmissionContext, AdmissionSettings, Decision, Operation
@@ -479,3 +481,61 @@ def test_semantic_spec_is_idempotent(value: Any) -> None:
     spec = {"model": "m", "features": {"planner": value}, "overrides": {"profilingJob": {"x": value}}}
     once = dgdr.semantic_spec(spec)
     assert dgdr.json_equal(dgdr.semantic_spec(once), once)
+
+
+# --- v1alpha1 requests go through the hub -------------------------------------------------------
+
+ALPHA = "nvidia.com/v1alpha1"
+
+
+def alpha(spec: dict[str, Any], state: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "apiVersion": ALPHA,
+        "kind": KIND,
+        "metadata": {"name": "req", "namespace": "default"},
+    }
+    out["spec"] = spec
+    if state is not None:
+        out["status"] = {"state": state}
+    return out
+
+
+def alpha_run(operation: Operation, new: dict[str, Any], old: dict[str, Any] | None = None) -> Decision:
+    try:
+        conversion.convert(new, HUB)
+    except ConversionError:
+        pytest.skip("v1alpha1 DGDR conversion is not available")
+    return dgdr.validate(make_input(ALPHA, KIND, operation, new, old), AdmissionContext(AdmissionSettings()))
+
+
+def test_v1alpha1_profiler_image_is_the_hub_image() -> None:
+    legacy = {"model": "m", "backend": "vllm", "profilingConfig": {"profilerImage": "p:my-tag"}}
+    assert alpha_run("CREATE", alpha(legacy)).message == PREFIX + OVERRIDE
+    assert alpha_run("CREATE", alpha({**legacy, "runtimeVersionOverride": "1.0.0"})).allowed
+    semver = {"model": "m", "backend": "vllm", "profilingConfig": {"profilerImage": "p:1.0.0"}}
+    assert alpha_run("CREATE", alpha(semver)).allowed
+
+
+def test_v1alpha1_workers_image_is_the_fallback_hub_image() -> None:
+    spec = {"model": "m", "backend": "vllm", "deploymentOverrides": {"workersImage": "w:latest"}}
+    assert alpha_run("CREATE", alpha(spec)).message == PREFIX + OVERRIDE
+
+
+def test_v1alpha1_phase_lock_uses_the_converted_phase() -> None:
+    old_spec = {"model": "m", "backend": "vllm"}
+    new_spec = {"model": "other", "backend": "vllm"}
+    assert alpha_run(
+        "UPDATE", alpha(new_spec), alpha(old_spec, "Profiling")
+    ).message == PREFIX + forbidden_in("Profiling")
+    assert alpha_run("UPDATE", alpha(new_spec), alpha(old_spec, "Pending")).allowed
+
+
+def test_conversion_failure_is_a_plain_denial(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(obj: dict[str, Any], desired: str) -> dict[str, Any]:
+        raise ConversionError("cannot convert")
+
+    monkeypatch.setattr(dgdr.conversion, "convert", broken)
+    d = dgdr.validate(make_input(ALPHA, KIND, "CREATE", alpha({"model": "m"})), AdmissionContext())
+    assert d.status == {"code": 403, "reason": "Forbidden", "message": "cannot convert"}
+    # Hub objects never go through the converter.
+    assert dgdr.validate(make_input(HUB, KIND, "CREATE", obj({"model": "m"})), AdmissionContext()).allowed
