@@ -26,6 +26,7 @@ from app.reviews import (
     read_conversion_review,
     type_name,
 )
+from app.schema import first_type_error
 from conversion.errors import ConversionError
 from validation.context import GVK, AdmissionContext, AdmissionInput
 
@@ -74,11 +75,16 @@ def review_admission(
             decision = handler(inp, ctx)
             response = admission_response(env.uid, decision, mutating, inp.object)
         except Exception as exc:  # the answer is always a review, as controller-runtime's recover()
-            log.error(
-                "admission handler failed",
-                extra={"uid": env.uid, "error": repr(exc), "traceback": traceback.format_exc()},
-            )
-            response = denial(env.uid, f"internal error: {type(exc).__name__}: {exc}", 500)
+            problem = _type_problem(inp)
+            if problem is not None:
+                # The operator's typed decoding would have refused this object: a 400 naming the field.
+                response = denial(env.uid, problem, 400)
+            else:
+                log.error(
+                    "admission handler failed",
+                    extra={"uid": env.uid, "error": repr(exc), "traceback": traceback.format_exc()},
+                )
+                response = denial(env.uid, f"internal error: {type(exc).__name__}: {exc}", 500)
     request = env.request
     kind = request.get("kind")
     status = response.get("status") or {}
@@ -96,6 +102,17 @@ def review_admission(
         warnings=len(response.get("warnings", [])),
         response=response,
     )
+
+
+def _type_problem(inp: AdmissionInput) -> str | None:
+    for field_name, obj in (("object", inp.object), ("oldObject", inp.old_object)):
+        if isinstance(obj, dict):
+            api_version = obj.get("apiVersion") or inp.kind.api_version
+            kind = obj.get("kind") or inp.kind.kind
+            problem = first_type_error(obj, str(api_version), str(kind), f"request.{field_name}")
+            if problem is not None:
+                return problem
+    return None
 
 
 def _object_name(obj: Any) -> str:
@@ -151,9 +168,13 @@ def convert_objects(objects: list[Any], desired: str) -> tuple[list[dict[str, An
             raise ConversionFailure(f"objects[{index}]: expected a JSON object, got {type_name(obj)}")
         try:
             out = conversion.convert(obj, desired)
-        except ConversionError as exc:
-            raise ConversionFailure(f"{exc} ({describe_object(obj, index)})") from exc
         except Exception as exc:
+            problem = first_type_error(obj, str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+            if problem is not None:
+                # Typed decoding of the object fails before any conversion runs.
+                raise ConversionFailure(f"{problem} ({describe_object(obj, index)})") from exc
+            if isinstance(exc, ConversionError):
+                raise ConversionFailure(f"{exc} ({describe_object(obj, index)})") from exc
             log.error(
                 "converter failed",
                 extra={"object": describe_object(obj, index), "error": repr(exc), "traceback": traceback.format_exc()},

@@ -1,0 +1,92 @@
+"""Structural type check of Dynamo objects against the CRD schemas (compact skeletons in
+``app/schemas/``, derived from the operator's CRDs by ``scripts/gen_schemas.py``).
+
+The operator decodes every object into typed structs, so a value of the wrong JSON type is a
+400 error naming the field. Here the check runs only when a handler could not process an
+object: it turns a failure deep inside the rules into a precise answer, at no cost to the
+common path.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+Skeleton = dict[str, Any]
+
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "boolean": (bool,),
+}
+
+
+@functools.cache
+def skeleton_for(api_version: str, kind: str) -> Skeleton | None:
+    group, _, version = api_version.rpartition("/")
+    name = f"{group}_{version}_{kind}.json"
+    try:
+        text = resources.files("app.schemas").joinpath(name).read_text()
+    except (FileNotFoundError, OSError):
+        return None
+    result: Skeleton = json.loads(text)
+    return result
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _matches(expected: str, value: Any) -> bool:
+    if expected == "integer":
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer()
+        )
+    if expected == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if expected == "int-or-string":
+        return isinstance(value, (int, str)) and not isinstance(value, bool)
+    return isinstance(value, _PY_TYPES.get(expected, (object,)))
+
+
+def first_type_error(obj: Any, api_version: str, kind: str, root: str = "") -> str | None:
+    """``<path>: expected <type>, got <type>`` for the first value of the wrong JSON type, or None
+    (also None when the kind/version has no known schema). ``null`` is accepted anywhere, as the
+    operator's decoder does."""
+    skel = skeleton_for(api_version, kind)
+    if skel is None:
+        return None
+    stack: list[tuple[Any, Skeleton, str]] = [(obj, skel, root)]
+    while stack:
+        value, node, path = stack.pop()
+        if value is None or "x" in node:
+            continue
+        expected = node.get("t")
+        if expected and not _matches(expected, value):
+            return f"{path or '(root)'}: expected {expected}, got {_json_type(value)}"
+        if isinstance(value, dict):
+            props, extra = node.get("p"), node.get("a")
+            for key, child in reversed(value.items()):  # reversed: report in document order
+                sub = props.get(key) if props else None
+                if sub is None:
+                    sub = extra
+                if sub is not None:
+                    stack.append((child, sub, f"{path}.{key}" if path else key))
+        elif isinstance(value, list) and "i" in node:
+            items = node["i"]
+            for index in range(len(value) - 1, -1, -1):
+                stack.append((value[index], items, f"{path}[{index}]"))
+    return None
