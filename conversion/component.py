@@ -8,6 +8,7 @@ the nil/empty distinction. ``to_hub`` converts v1alpha1 → v1beta1 and fills th
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from conversion.payloads import Field, ListOf, MapOf, Ptr, Struct, decode_struct
@@ -423,6 +424,7 @@ def _failover_conv(src: J, to_hub_dir: bool) -> J:
     return out
 
 
+@lru_cache(maxsize=1024)
 def _qty_is_zero(q: str | None) -> bool:
     if q is None:
         return True
@@ -435,6 +437,7 @@ def _qty_is_zero(q: str | None) -> bool:
 # --- resources ----------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=4096)
 def _alpha_qty(s: str) -> str | None:
     # α resource strings are parsed with ParseQuantity directly (no whitespace trimming);
     # values that fail to parse are silently dropped.

@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+import orjson
+
 from conversion.quantity import canonical
 
 __all__ = [
@@ -41,10 +43,19 @@ SIDECAR_FRONTEND = "sidecar-frontend"
 
 def deep_copy(v: Any) -> Any:
     """Copy a JSON value (dicts and lists are rebuilt, scalars shared)."""
+    if isinstance(v, (dict, list)):
+        try:
+            return orjson.loads(orjson.dumps(v))
+        except (TypeError, orjson.JSONEncodeError):
+            return _deep_copy_py(v)
+    return v
+
+
+def _deep_copy_py(v: Any) -> Any:
     if isinstance(v, dict):
-        return {k: deep_copy(x) for k, x in v.items()}
+        return {k: _deep_copy_py(x) for k, x in v.items()}
     if isinstance(v, list):
-        return [deep_copy(x) for x in v]
+        return [_deep_copy_py(x) for x in v]
     return v
 
 
@@ -71,6 +82,8 @@ def sem(v: Any) -> Any:
 
 
 def sem_eq(a: Any, b: Any) -> bool:
+    if a == b:
+        return True
     return bool(sem(a) == sem(b))
 
 

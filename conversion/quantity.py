@@ -15,6 +15,7 @@ Values are kept as an exact ``(unscaled, exp10)`` pair so that huge exponents ne
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 __all__ = ["Quantity", "canonical", "parse_quantity"]
@@ -270,6 +271,11 @@ def _canonical_string(q: Quantity) -> str:
     return f"{amount}{suffix}"
 
 
+@lru_cache(maxsize=4096)
+def _canonical_text(text: str) -> str:
+    return str(parse_quantity(text))
+
+
 def canonical(s: str | int | float) -> str:
     """The string apimachinery writes for a quantity given as ``s`` (JSON string or number).
 
@@ -288,4 +294,4 @@ def canonical(s: str | int | float) -> str:
         text = s.strip(" \t\n\r\v\f")
     else:
         raise ValueError(f"quantity must be a string or a number, got {type(s).__name__}")
-    return str(parse_quantity(text))
+    return _canonical_text(text)
