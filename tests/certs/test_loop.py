@@ -405,3 +405,34 @@ def test_loop_repairs_drift_within_seconds(fake_kube: FakeKube, make_reconciler:
     assert secret_data(fake_kube)["ca.crt"] != ca
     rec.stop()
     assert not rec.running
+
+
+def test_metrics_follow_the_loop(fake_kube: FakeKube, make_reconciler: Factory) -> None:
+    from prometheus_client import REGISTRY
+
+    def sample(name: str, **labels: str) -> float:
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    seed(fake_kube)
+    before = {
+        "ca": sample("dynamo_webhook_cert_rotations_total", kind="ca"),
+        "leaf": sample("dynamo_webhook_cert_rotations_total", kind="leaf"),
+        "crd": sample("dynamo_webhook_cert_injections_total", kind="crd"),
+        "mutating": sample("dynamo_webhook_cert_injections_total", kind="mutating"),
+        "errors": sample("dynamo_webhook_cert_reconcile_errors_total"),
+    }
+    rec = make_reconciler()
+    rec.reconcile_once()
+    assert sample("dynamo_webhook_cert_rotations_total", kind="ca") == before["ca"] + 1
+    assert sample("dynamo_webhook_cert_rotations_total", kind="leaf") == before["leaf"] + 1
+    assert sample("dynamo_webhook_cert_injections_total", kind="crd") == before["crd"] + 4
+    assert sample("dynamo_webhook_cert_injections_total", kind="mutating") == before["mutating"] + 1
+    leaf_left = sample("dynamo_webhook_cert_leaf_expiry_seconds")
+    assert 364 * 86400 < leaf_left <= 365 * 86400
+    assert 3649 * 86400 < sample("dynamo_webhook_cert_ca_expiry_seconds") <= 3650 * 86400
+    assert sample("dynamo_webhook_cert_ready") == 1
+    assert sample("dynamo_webhook_cert_reconcile_errors_total") == before["errors"]
+    fake_kube.faults.fail_next = 100
+    assert not rec.reconcile_once().ok
+    fake_kube.faults.fail_next = 0
+    assert sample("dynamo_webhook_cert_reconcile_errors_total") == before["errors"] + 1
