@@ -290,7 +290,7 @@ def _name(obj: JSONObject) -> str:
 
 def _terminating(obj: JSONObject) -> bool:
     meta = _obj(obj.get("metadata"))
-    return meta is not None and meta.get("deletionTimestamp") is not None
+    return meta is not None and bool(meta.get("deletionTimestamp"))
 
 
 def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:

@@ -194,7 +194,7 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         return Decision.allow()
     if inp.operation == "UPDATE":
         meta = _obj(obj.get("metadata"))
-        if meta is not None and meta.get("deletionTimestamp") is not None:
+        if meta is not None and meta.get("deletionTimestamp"):
             return Decision.allow()
     spec = _obj(obj.get("spec")) or {}
     return to_decision(KIND, _name(obj), spec_errors(spec, ctx.settings.checkpoint))

@@ -87,7 +87,7 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
     if inp.operation == "CREATE":
         return to_decision(KIND, _name(obj), create_errors(spec))
     meta = _obj(obj.get("metadata"))
-    if meta is not None and meta.get("deletionTimestamp") is not None:
+    if meta is not None and meta.get("deletionTimestamp"):
         return Decision.allow()
     old = inp.old_object
     if not isinstance(old, dict):
