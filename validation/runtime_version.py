@@ -6,7 +6,7 @@ import re
 from typing import Final
 
 from validation.errors import FieldError, Path, required
-from validation.objects import JSON, MAIN_CONTAINER_NAME, container_index, containers, string, sub
+from validation.objects import JSON, MAIN_CONTAINER_NAME, lst, string, sub
 
 OVERRIDE_REQUIRED_MSG: Final = (
     "is required when the specified main container image has no parseable semantic-version tag"
@@ -48,7 +48,8 @@ def image_has_semver_tag(image: str) -> bool:
     m = _IMAGE_TAG_RE.match(tag.strip(_GO_SPACE))
     if m is None:
         return False
-    return all(int(g) <= _UINT64_MAX for g in m.groups()[:3])
+    # Numbers that overflow uint64 fail the semver parse.
+    return all(len(g) < 20 or int(g) <= _UINT64_MAX for g in m.group(1, 2, 3))
 
 
 def is_lenient_semver(value: str) -> bool:
@@ -73,12 +74,9 @@ def override_required(image: str, override: str) -> bool:
 
 def hub_image_and_path(component: JSON, path: Path) -> tuple[str, Path]:
     image_path = path.child("podTemplate", "spec", "containers")
-    pt = sub(component, "podTemplate")
-    if pt is not None:
-        conts = containers(pt)
-        i = container_index(conts, MAIN_CONTAINER_NAME)
-        if i >= 0:
-            return string(conts[i], "image"), image_path.index(i).child("image")
+    for i, c in enumerate(lst(sub(sub(component, "podTemplate"), "spec"), "containers")):
+        if isinstance(c, dict) and c.get("name") == MAIN_CONTAINER_NAME:
+            return string(c, "image"), image_path.index(i).child("image")
     return "", image_path
 
 
