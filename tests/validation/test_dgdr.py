@@ -539,3 +539,48 @@ def test_conversion_failure_is_a_plain_denial(monkeypatch: pytest.MonkeyPatch) -
     assert d.status == {"code": 403, "reason": "Forbidden", "message": "cannot convert"}
     # Hub objects never go through the converter.
     assert dgdr.validate(make_input(HUB, KIND, "CREATE", obj({"model": "m"})), AdmissionContext()).allowed
+
+
+# --- properties of the update rules ---------------------------------------------------------------
+
+specs = st.fixed_dictionaries(
+    {},
+    optional={
+        "model": st.sampled_from(["", "m", "Qwen/Qwen3-0.6B"]),
+        "backend": st.sampled_from(["", "auto", "vllm", "sglang"]),
+        "searchStrategy": st.sampled_from(["", "rapid", "thorough"]),
+        "image": st.sampled_from(["", "p:1.0.0", "p:my-tag", "p"]),
+        "runtimeVersionOverride": st.sampled_from(["", "1.0.0"]),
+        "autoApply": st.none() | st.booleans(),
+        "hardware": st.none()
+        | st.fixed_dictionaries({}, optional={"gpuSku": st.just("h100_sxm"), "totalGpus": st.just(8)}),
+        "sla": st.fixed_dictionaries({}, optional={"ttft": st.sampled_from([100, 100.0, 200])}),
+    },
+)
+phases = st.sampled_from(["", "Pending", "Profiling", "Ready", "Deploying", "Deployed", "Failed"])
+gates = st.sampled_from([AdmissionSettings(), NO_DISCOVERY])
+
+
+@given(specs, phases, gates)
+def test_unchanged_spec_is_always_updatable(
+    spec: dict[str, Any], phase: str, settings: AdmissionSettings
+) -> None:
+    d = run("UPDATE", obj(spec, labels={"new": "label"}), obj(dict(spec), phase=phase), settings)
+    assert d.allowed, d.message
+
+
+@given(specs, specs, phases, gates)
+def test_update_errors_are_ratcheted_create_errors(
+    new: dict[str, Any], old: dict[str, Any], phase: str, settings: AdmissionSettings
+) -> None:
+    create = {str(e) for e in dgdr.create_errors(new, settings)}
+    update = [str(e) for e in dgdr.update_errors(new, old, phase, settings)]
+    lock = forbidden_in(phase)
+    # Every update error other than the phase lock is also a create error of the new spec.
+    assert {e for e in update if e != lock} <= create
+    # Starting from a clean spec, the ratchets report exactly the create errors of the new spec.
+    if not dgdr.create_errors(old, settings):
+        assert [e for e in update if e != lock] == [str(e) for e in dgdr.create_errors(new, settings)]
+    # The phase lock only ever fires in an immutable phase.
+    if lock in update:
+        assert phase in dgdr.IMMUTABLE_PHASES
