@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import uvicorn
 
@@ -80,8 +84,66 @@ def build_state(
     )
 
 
+def uvicorn_config(
+    settings: Settings, app: Any, reloader: CertReloader, cert_file: Path, key_file: Path
+) -> uvicorn.Config:
+    """The uvicorn configuration of one server process, serving with ``reloader``'s context."""
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        ssl_certfile=str(cert_file),
+        ssl_keyfile=str(key_file),
+        http="httptools",
+        loop="uvloop",
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        timeout_keep_alive=30,
+        timeout_graceful_shutdown=30,
+        server_header=False,
+    )
+    config.load()
+    config.ssl = reloader.server_context  # hot-reloading context (SNI callback swaps certificates)
+    return config
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn server with a graceful SIGTERM/SIGINT: readiness turns false at once, requests keep
+    being answered for ``drain_seconds``, then the listener closes and in-flight requests finish.
+    A second signal skips the rest of the drain. The process then exits normally (status 0)."""
+
+    def __init__(self, config: uvicorn.Config, state: AppState, drain_seconds: float) -> None:
+        super().__init__(config)
+        self.state = state
+        self.drain_seconds = drain_seconds
+        self.drain_until: float | None = None
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self.state.draining:
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True
+            self.should_exit = True
+            return
+        self.state.draining = True
+        log.info("shutting down: readiness is now false", extra={"signal": sig, "drain_seconds": self.drain_seconds})
+        if self.drain_seconds > 0:
+            self.drain_until = time.monotonic() + self.drain_seconds
+        else:
+            self.should_exit = True
+
+    async def on_tick(self, counter: int) -> bool:
+        if self.drain_until is not None and time.monotonic() >= self.drain_until:
+            self.should_exit = True
+        return await super().on_tick(counter)
+
+
 def serve(settings: Settings) -> int:
     configure_logging(settings.log_format, settings.log_level)
+    if settings.workers > 1:
+        from app.workers import serve_workers
+
+        return serve_workers(settings)
     try:
         services = build_cluster_services(settings)
     except Exception as exc:
@@ -101,26 +163,10 @@ def serve(settings: Settings) -> int:
     state.background.append(reloader.watch)
     app = create_app(state)
     _start_metrics_server(settings)
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        ssl_certfile=str(cert_file),
-        ssl_keyfile=str(key_file),
-        http="httptools",
-        loop="uvloop",
-        lifespan="on",
-        log_config=None,
-        access_log=False,
-        timeout_keep_alive=30,
-        timeout_graceful_shutdown=30,
-        server_header=False,
-    )
-    config.load()
-    config.ssl = reloader.server_context  # hot-reloading context (SNI callback swaps certificates)
+    config = uvicorn_config(settings, app, reloader, cert_file, key_file)
     if settings.print_curl:
         print("dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file) + "\n", flush=True)
-    server = uvicorn.Server(config)
+    server = DrainingServer(config, state, settings.drain_seconds)
     services.start()
     try:
         server.run()

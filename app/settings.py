@@ -63,6 +63,13 @@ class Settings(BaseSettings):
     )
     metrics_host: str = Field("0.0.0.0", description="Address the plain-HTTP metrics server binds to.")
     workers: int = Field(1, ge=1, le=64, description="Number of worker processes.")
+    drain_seconds: float = Field(
+        0.0,
+        ge=0,
+        le=300,
+        description="Seconds serve keeps answering after SIGTERM (readiness already false) before it closes "
+        "the listener.",
+    )
     log_format: Literal["json", "text"] = Field("json", description="Log format: json (one object per line) or text.")
     log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="Log level.")
     max_admission_bytes: int = Field(7 * MiB, gt=0, description="Largest AdmissionReview body accepted (413 above).")

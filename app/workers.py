@@ -1,0 +1,329 @@
+"""``serve --workers N``: N uvicorn processes sharing one listening socket.
+
+The supervisor (the process started as ``dynamo-webhook serve``) prepares the certificates,
+binds the HTTPS socket, runs the certificate reconcile loop (when a Kubernetes API is in use)
+and the plain-HTTP metrics port, and spawns the workers. Each worker builds its own
+:class:`~app.tls.CertReloader` (so a rotated pair is picked up by every worker), its own Lease
+watcher and app, and serves the inherited socket; the kernel hands each new connection to one
+of them.
+
+Metrics use prometheus-client's multiprocess mode: ``PROMETHEUS_MULTIPROC_DIR`` (a fresh
+temporary directory unless already set) is exported before any worker starts, so ``/metrics``
+on any worker and the supervisor's metrics port both report totals over all processes. A worker
+that dies is marked dead (its live gauges are dropped) and replaced.
+
+SIGTERM/SIGINT on the supervisor is forwarded to every worker; each drains as a single-process
+server does (readiness false first, ``drain_seconds`` of service, in-flight requests finish)
+and the supervisor exits once all of them have.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from app.cluster import ClusterServices, api_available, build_cluster_services, wait_for_pair
+from app.observability import configure_logging
+from app.routes import create_app
+from app.server import DrainingServer, build_state, curl_hint, prepare_certificates, uvicorn_config
+from app.settings import Settings
+from app.tls import CertReloader, load_pair
+
+log = logging.getLogger("dynamo_webhook.workers")
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+#: Listen backlog of the shared socket (uvicorn's default).
+BACKLOG = 2048
+#: Extra seconds, beyond drain and uvicorn's graceful timeout, before a stuck worker is killed.
+STOP_GRACE = 10.0
+#: A worker exiting sooner than this after its start counts as a failed start.
+QUICK_EXIT_SECONDS = 5.0
+#: Consecutive failed starts (per worker slot) after which the supervisor gives up.
+MAX_QUICK_EXITS = 3
+GRACEFUL_SHUTDOWN_SECONDS = 30.0
+
+
+# --------------------------------------------------------------------------- metrics directory
+
+
+def prepare_multiprocess_dir() -> tuple[Path, bool]:
+    """Export ``PROMETHEUS_MULTIPROC_DIR`` for this process and its workers. Returns the directory
+    and whether it was created here (and is removed at exit). Files of earlier runs are removed."""
+    from prometheus_client import values
+
+    existing = os.environ.get(MULTIPROC_ENV)
+    if existing:
+        path, owned = Path(existing), False
+        path.mkdir(parents=True, exist_ok=True)
+        mine = f"_{os.getpid()}.db"
+        for stale in path.glob("*.db"):
+            if not stale.name.endswith(mine):
+                stale.unlink(missing_ok=True)
+    else:
+        path, owned = Path(tempfile.mkdtemp(prefix="dynamo-webhook-metrics-")), True
+        os.environ[MULTIPROC_ENV] = str(path)
+    # Metrics created from here on in this process (the cert loop's) are shared too.
+    values.ValueClass = values.MultiProcessValue()  # type: ignore[no-untyped-call]
+    return path, owned
+
+
+def multiprocess_registry() -> Any:
+    from prometheus_client import CollectorRegistry, multiprocess
+
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    return registry
+
+
+def mark_dead(pid: int | None) -> None:
+    if pid is None:
+        return
+    from prometheus_client import multiprocess
+
+    with contextlib.suppress(OSError):
+        multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
+
+
+# --------------------------------------------------------------------------- socket
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if family == socket.AF_INET6 and host in ("::", ""):
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    sock.bind((host, port))
+    sock.listen(BACKLOG)
+    sock.set_inheritable(True)
+    return sock
+
+
+# --------------------------------------------------------------------------- worker process
+
+
+def _worker_services(settings: Settings, cert_ready: Any | None) -> ClusterServices:
+    """A worker's share of the cluster services: its own Lease watcher (the exclusion lookup is
+    per process) and the supervisor's cert-loop readiness, read from shared memory."""
+    services = ClusterServices()
+    if api_available(settings):
+        from certs.kube import load_api_client
+        from certs.leases import NamespaceScope
+
+        api = load_api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
+        services.scope = NamespaceScope(api)
+    if cert_ready is not None:
+        services.ready_checks.append(
+            lambda: (bool(cert_ready.value), "certificates not in place yet (cert loop has not converged)")
+        )
+    return services
+
+
+def worker_main(index: int, settings_data: dict[str, Any], sock: socket.socket, cert_ready: Any | None) -> None:
+    """Entry point of one worker process (spawned; imports happen after the metrics dir is set)."""
+    settings = Settings(**settings_data)
+    configure_logging(settings.log_format, settings.log_level)
+    cert_file, key_file = settings.cert_dir / "tls.crt", settings.cert_dir / "tls.key"
+    reloader = CertReloader(cert_file, key_file, settings.cert_reload_interval)
+    reloader.load()
+    services = _worker_services(settings, cert_ready)
+    state = build_state(settings, reloader, services)
+    state.background.append(reloader.watch)
+    config = uvicorn_config(settings, create_app(state), reloader, cert_file, key_file)
+    server = DrainingServer(config, state, settings.drain_seconds)
+    log.info("worker started", extra={"worker": index, "pid": os.getpid()})
+    services.start()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        services.stop()
+        sock.close()
+
+
+# --------------------------------------------------------------------------- supervisor
+
+
+@dataclass
+class _Slot:
+    index: int
+    process: Any = None
+    started: float = 0.0
+    quick_exits: int = 0
+
+
+@dataclass
+class Supervisor:
+    settings: Settings
+    sock: socket.socket
+    cert_ready: Any | None = None
+    slots: list[_Slot] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+    failed: bool = False
+
+    def __post_init__(self) -> None:
+        self._ctx = multiprocessing.get_context("spawn")
+        self._data = self.settings.model_dump()
+        self.slots = [_Slot(i) for i in range(self.settings.workers)]
+
+    def spawn(self, slot: _Slot) -> None:
+        process = self._ctx.Process(
+            target=worker_main,
+            args=(slot.index, self._data, self.sock, self.cert_ready),
+            name=f"dynamo-webhook-worker-{slot.index}",
+        )
+        process.start()
+        slot.process, slot.started = process, time.monotonic()
+
+    def on_signal(self, sig: int, frame: FrameType | None) -> None:
+        if self.stop.is_set():
+            self.forward(sig)  # a second signal: workers skip the rest of their drain
+        self.stop.set()
+
+    def forward(self, sig: int) -> None:
+        for slot in self.slots:
+            if slot.process is not None and slot.process.is_alive():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(slot.process.pid, sig)
+
+    def check(self) -> None:
+        """Replace workers that died; give up when one keeps failing right after its start."""
+        for slot in self.slots:
+            process = slot.process
+            if process is None or process.is_alive() or self.stop.is_set():
+                continue
+            process.join()
+            mark_dead(process.pid)
+            quick = time.monotonic() - slot.started < QUICK_EXIT_SECONDS
+            slot.quick_exits = slot.quick_exits + 1 if quick else 0
+            log.error("worker exited; starting a new one",
+                      extra={"worker": slot.index, "pid": process.pid, "exitcode": process.exitcode})
+            if slot.quick_exits >= MAX_QUICK_EXITS:
+                log.error("worker keeps failing at start; stopping", extra={"worker": slot.index})
+                self.failed = True
+                self.stop.set()
+                return
+            self.spawn(slot)
+
+    def shutdown(self) -> None:
+        self.forward(signal.SIGTERM)
+        deadline = time.monotonic() + self.settings.drain_seconds + GRACEFUL_SHUTDOWN_SECONDS + STOP_GRACE
+        for slot in self.slots:
+            process = slot.process
+            if process is None:
+                continue
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                log.error("worker did not stop in time; killing it", extra={"worker": slot.index, "pid": process.pid})
+                process.kill()
+                process.join()
+            mark_dead(process.pid)
+
+    def run(self) -> None:
+        previous = {sig: signal.signal(sig, self.on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            for slot in self.slots:
+                self.spawn(slot)
+            while not self.stop.wait(0.2):
+                self.check()
+            self.shutdown()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def _publish_readiness(services: ClusterServices, cert_ready: Any, stop: threading.Event) -> None:
+    while not stop.wait(0.5):
+        try:
+            cert_ready.value = 1 if services.reconciler.ready() else 0
+        except Exception as exc:  # readiness publishing must never stop
+            log.error("reading cert loop readiness failed", extra={"error": repr(exc)})
+            cert_ready.value = 0
+
+
+def serve_workers(settings: Settings) -> int:
+    metrics_dir, owned = prepare_multiprocess_dir()
+    try:
+        return _serve_workers(settings)
+    finally:
+        if owned:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+            os.environ.pop(MULTIPROC_ENV, None)
+
+
+def _serve_workers(settings: Settings) -> int:
+    try:
+        services = build_cluster_services(settings)
+    except Exception as exc:
+        print(f"dynamo-webhook: {exc}", file=sys.stderr)
+        return 1
+    services.scope = None  # each worker runs its own Lease watcher
+    try:
+        cert_file, key_file, ca_file = prepare_certificates(settings)
+        if settings.cert_mode != "dev":
+            wait_for_pair(cert_file, key_file, services, settings.cert_wait_timeout)
+        load_pair(cert_file.read_bytes(), key_file.read_bytes())  # fail here, not in every worker
+    except Exception as exc:
+        log.error("cannot load a serving certificate", extra={"cert_dir": str(settings.cert_dir), "error": str(exc)})
+        print(f"dynamo-webhook: cannot load a serving certificate from {settings.cert_dir}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        sock = bind_socket(settings.host, settings.port)
+    except OSError as exc:
+        print(f"dynamo-webhook: cannot listen on {settings.host}:{settings.port}: {exc}", file=sys.stderr)
+        return 1
+    cert_ready = None
+    if services.reconciler is not None:
+        cert_ready = multiprocessing.get_context("spawn").RawValue("b", 0)
+    supervisor = Supervisor(settings, sock, cert_ready)
+    metrics_server = _start_metrics_server(settings)
+    if settings.print_curl:
+        print("dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file) + "\n", flush=True)
+    log.info("starting workers", extra={"workers": settings.workers, "port": sock.getsockname()[1]})
+    services.start()
+    publisher_stop = threading.Event()
+    publisher = None
+    if cert_ready is not None:
+        publisher = threading.Thread(
+            target=_publish_readiness, args=(services, cert_ready, publisher_stop), daemon=True
+        )
+        publisher.start()
+    try:
+        supervisor.run()
+    finally:
+        publisher_stop.set()
+        if publisher is not None:
+            publisher.join(2)
+        services.stop()
+        if metrics_server is not None:
+            metrics_server.shutdown()
+        sock.close()
+    log.info("all workers stopped")
+    return 1 if supervisor.failed else 0
+
+
+def _start_metrics_server(settings: Settings) -> Any:
+    """The plain-HTTP metrics port, served by the supervisor over every process's metrics."""
+    if not settings.metrics_port:
+        return None
+    if settings.metrics_port == settings.port and settings.metrics_host == settings.host:
+        return None
+    from prometheus_client import start_http_server
+
+    server, _thread = start_http_server(
+        settings.metrics_port, addr=settings.metrics_host, registry=multiprocess_registry()
+    )
+    log.info("metrics listening", extra={"address": f"http://{settings.metrics_host}:{settings.metrics_port}/metrics"})
+    return server
