@@ -40,6 +40,18 @@ CRDS = [
 FAST = Backoff(attempts=8, base=0.001, cap=0.01)
 
 
+@pytest.fixture(autouse=True)
+def small_test_keys(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """RSA-1024 keys make test key generation ~10x cheaper; nothing in the loop depends on the key size.
+    Tests marked ``full_size_keys`` keep the production size."""
+    if request.node.get_closest_marker("full_size_keys") is None:
+        monkeypatch.setattr(pki, "RSA_KEY_SIZE", 1024)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "full_size_keys: generate RSA keys at the production size (2048 bits)")
+
+
 def load_fixture(name: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all((FIXTURES / name).read_text()) if d]
 

@@ -16,7 +16,9 @@ def ca() -> pki.KeyPair:
     return pki.generate_ca()
 
 
-def test_ca_layout(ca: pki.KeyPair) -> None:
+@pytest.mark.full_size_keys
+def test_ca_layout() -> None:
+    ca = pki.generate_ca()
     assert b"BEGIN RSA PRIVATE KEY" in ca.key_pem
     cert = pki.load_cert(ca.cert_pem)
     assert pki.common_name(ca.cert_pem) == "Dynamo-Webhook-CA"
@@ -28,10 +30,12 @@ def test_ca_layout(ca: pki.KeyPair) -> None:
     assert pki.ca_problem(ca) is None
 
 
+@pytest.mark.full_size_keys
 def test_serving_cert(ca: pki.KeyPair) -> None:
     names = pki.service_dns_names("svc", "ns")
     assert names == ["svc.ns.svc", "svc", "svc.ns", "svc.ns.svc.cluster.local"]
     leaf = pki.generate_serving_cert(ca, names, ["127.0.0.1"])
+    assert pki.load_private_key(leaf.key_pem).key_size == 2048
     assert pki.common_name(leaf.cert_pem) == "svc.ns.svc"
     assert pki.dns_sans(leaf.cert_pem) == names
     assert pki.ip_sans(leaf.cert_pem) == ["127.0.0.1"]
