@@ -56,6 +56,10 @@ def default_via_hub(obj: JSONObject, operation: Operation, hub_default: HubDefau
     The object is converted to the hub, defaulted there and, only when the defaulter changed
     something, converted back to v1alpha1. Returns the v1alpha1 object to answer with, or
     None when the hub defaulter changed nothing (no patch). Raises HubRoundTripError.
+
+    ``status`` is answered exactly as sent: upstream's defaulters work on the hub object the
+    apiserver converted, and their patch never touches status, so the status the round trip
+    re-renders is not part of the answer.
     """
     try:
         hub = conversion.convert(obj, HUB_API_VERSION)
@@ -65,9 +69,14 @@ def default_via_hub(obj: JSONObject, operation: Operation, hub_default: HubDefau
     if defaulted is hub:
         return None
     try:
-        return conversion.convert(defaulted, api_version_of(obj, ALPHA_API_VERSION))
+        back = conversion.convert(defaulted, api_version_of(obj, ALPHA_API_VERSION))
     except ConversionError as exc:
         raise HubRoundTripError(str(exc)) from exc
+    if "status" in obj:
+        back["status"] = obj["status"]
+    else:
+        back.pop("status", None)
+    return back
 
 
 def as_dict(value: Any) -> JSONObject | None:

@@ -288,3 +288,31 @@ def test_v1alpha1_patches_apply_to_what_was_sent(svcs: dict[str, Any], operation
         ALPHA, "DynamoGraphDeployment", operation, d.patched, d.patched if operation == "UPDATE" else None
     )
     assert second.patched is None
+
+
+def status_converter(obj: dict[str, Any], desired: str) -> dict[str, Any]:
+    out = fake_convert(obj, desired)
+    out["status"] = {"state": "" if desired == ALPHA else "x", "rendered": desired}
+    return out
+
+
+@pytest.mark.parametrize("status", [None, {"state": "successful", "conditions": []}])
+def test_v1alpha1_answer_keeps_the_status_as_sent(monkeypatch: pytest.MonkeyPatch, status: Any) -> None:
+    monkeypatch.setattr(common.conversion, "convert", status_converter)
+    sent = alpha_graph({"W": {}})
+    if status is not None:
+        sent["status"] = status
+    for operation in ("CREATE", "UPDATE"):
+        d = run(ALPHA, "DynamoGraphDeployment", operation, sent, sent if operation == "UPDATE" else None)  # type: ignore[arg-type]
+        assert d.patched is not None
+        assert d.patched.get("status") == status
+        assert d.patched["spec"]["services"]["W"]["replicas"] == 1
+
+
+@pytest.mark.usefixtures("converter")
+def test_terminating_objects_are_still_defaulted() -> None:
+    # The defaulters have no deletionTimestamp exemption (only the validators do).
+    hub = dgd()
+    hub["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    d = run(HUB, "DynamoGraphDeployment", "UPDATE", hub, hub)
+    assert d.patched is not None and d.patched["spec"]["components"][0]["replicas"] == 1
