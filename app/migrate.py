@@ -74,6 +74,10 @@ def roundtrip_problems(body: dict[str, Any]) -> list[str]:
     own = str(body["apiVersion"])
     other = VERSIONS[1] if own == VERSIONS[0] else VERSIONS[0]
     back = convert_one(convert_one(body, other), own)
+    if "status" not in body:
+        # A manifest carries no status; the status a converter initialises (DGDR's Pending
+        # phase) is not something the manifest could lose.
+        back.pop("status", None)
     problems: list[str] = diff_paths(normalize(body), normalize(back))
     return problems
 
