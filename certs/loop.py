@@ -25,7 +25,9 @@ import copy
 import datetime as dt
 import logging
 import random
+import socket
 import threading
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -47,6 +49,7 @@ from certs.kube import (
     secret_path,
     webhook_config_path,
 )
+from certs.leader import WriterLease
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +90,8 @@ class CertConfig:
     ``webhook_labels`` selects the admission configurations this instance owns (default: part-of
     dynamo-operator and the operator-namespace label). ``crd_names`` empty (namespace-restricted operation)
     or ``inject_admission`` false skip those targets. ``interval`` is jittered by ±``jitter``.
+    ``writer_lease`` names an optional Lease in ``namespace``: only its holder (``identity``, default
+    hostname plus a random suffix) writes; the others read the Secret for their files and readiness.
     """
 
     mode: str
@@ -108,6 +113,9 @@ class CertConfig:
     leaf_valid_days: int = pki.LEAF_VALID_DAYS
     watch: bool = True
     watch_timeout_seconds: int = 300
+    writer_lease: str | None = None
+    writer_lease_seconds: int = 180
+    identity: str | None = None
     conflict_retries: int = 8
 
     def __post_init__(self) -> None:
@@ -201,6 +209,17 @@ class Reconciler:
             if api_client is None:
                 raise ValueError(f"cert mode {config.mode} needs a Kubernetes API client")
             self.kube = Kube(api_client, backoff=backoff)
+        self.writer_lease: WriterLease | None = None
+        if self.kube is not None and config.writer_lease:
+            identity = config.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
+            self.writer_lease = WriterLease(
+                self.kube,
+                config.namespace,
+                config.writer_lease,
+                identity,
+                duration_seconds=config.writer_lease_seconds,
+                clock=self.clock,
+            )
         self._pass_lock = threading.Lock()
         self._trigger = threading.Event()
         self._stop = threading.Event()
@@ -253,9 +272,20 @@ class Reconciler:
 
     def _reconcile_cluster(self, result: ReconcileResult) -> None:
         cfg = self.config
+        writer = True
+        if self.writer_lease is not None:
+            writer = self.writer_lease.acquire()
+            if not writer:
+                result.skipped.append(
+                    f"writes left to the holder of lease {cfg.namespace}/{cfg.writer_lease}: {self.writer_lease.holder}"
+                )
         data: dict[str, bytes] | None
-        if cfg.mode == CertMode.AUTO:
+        if cfg.mode == CertMode.AUTO and writer:
             data = self._ensure_auto_secret(result)
+        elif cfg.mode == CertMode.AUTO:
+            data = self._read_secret()
+            if data is None:
+                result.skipped.append(f"Secret {cfg.secret_ref} not created yet")
         else:
             data = self._read_manual_secret(result)
         if data is None:
@@ -266,12 +296,13 @@ class Reconciler:
             self._pair = (crt, key)
             self._observe_expiry(crt, ca_pem)
         if not ca_pem.strip():
-            result.errors.append(
-                f"reading CA bundle from secret {cfg.secret_ref}: ca.crt not found or empty in secret {cfg.secret_ref}"
-            )
-        else:
+            if writer or cfg.mode == CertMode.MANUAL:
+                result.errors.append(
+                    f"reading CA bundle from secret {cfg.secret_ref}: ca.crt not found or empty in secret {cfg.secret_ref}"
+                )
+        elif writer:
             self._inject(ca_pem, result)
-        if cfg.write_files:
+        if cfg.write_files and (writer or (crt and key)):
             self._write_files(crt, key, ca_pem, result)
 
     # --- Secret ------------------------------------------------------------------------------------
@@ -388,14 +419,18 @@ class Reconciler:
             ca, cfg.dns_names, list(cfg.extra_ips), valid_days=cfg.leaf_valid_days, now=now
         )
 
-    def _read_manual_secret(self, result: ReconcileResult) -> dict[str, bytes] | None:
+    def _read_secret(self) -> dict[str, bytes] | None:
         assert self.kube is not None
+        secret = self.kube.get(secret_path(self.config.namespace, self.config.secret_name))
+        return decode_secret_data(secret) if secret is not None else None
+
+    def _read_manual_secret(self, result: ReconcileResult) -> dict[str, bytes] | None:
         cfg = self.config
-        secret = self.kube.get(secret_path(cfg.namespace, cfg.secret_name))
+        secret = self._read_secret()
         if secret is None:
             result.errors.append(f"waiting for CA bundle in secret {cfg.secret_ref}: Secret not found")
             return None
-        return decode_secret_data(secret)
+        return secret
 
     # --- caBundle injection ------------------------------------------------------------------------
 
