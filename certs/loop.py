@@ -626,20 +626,22 @@ class Reconciler:
                 )
                 for kind in WEBHOOK_KINDS
             ]
-        if cfg.crd_names:
-            informers.append(
-                Informer(
-                    self.kube, crd_path(), self._on_crd_event, timeout_seconds=timeout, name="cert-watch-crds"
-                )
+        # One narrow watch per CRD: listing every CRD of a cluster would move megabytes of schemas.
+        informers += [
+            Informer(
+                self.kube,
+                crd_path(),
+                on_event,
+                fields=f"metadata.name={name}",
+                timeout_seconds=timeout,
+                name=f"cert-watch-crd-{name.split('.')[0]}",
             )
+            for name in cfg.crd_names
+        ]
         return informers
 
     def _on_event(self, kind: str, obj: JsonObj) -> None:
         self._trigger.set()
-
-    def _on_crd_event(self, kind: str, obj: JsonObj) -> None:
-        if kind == "SYNC" or (obj.get("metadata") or {}).get("name") in self.config.crd_names:
-            self._trigger.set()
 
     def _next_wait(self, failures: int) -> float:
         cfg = self.config
