@@ -76,7 +76,31 @@ def default_via_hub(obj: JSONObject, operation: Operation, hub_default: HubDefau
         back["status"] = obj["status"]
     else:
         back.pop("status", None)
-    return back
+    return keep_sent_fields(obj, back)
+
+
+def keep_sent_fields(sent: JSONObject, answer: JSONObject) -> JSONObject:
+    """``answer`` with every object member of ``sent`` that it dropped put back.
+
+    The round trip through the hub may drop members the hub cannot carry (an empty
+    ``services`` map, for instance). A defaulter must never remove anything, so those
+    members are answered as sent. Lists are taken from ``answer`` as they are.
+    """
+    out: JSONObject | None = None
+    for key, value in sent.items():
+        if key not in answer:
+            new_value = value
+        else:
+            current = answer[key]
+            if not (isinstance(value, dict) and isinstance(current, dict)):
+                continue
+            new_value = keep_sent_fields(value, current)
+            if new_value is current:
+                continue
+        if out is None:
+            out = dict(answer)
+        out[key] = new_value
+    return answer if out is None else out
 
 
 def as_dict(value: Any) -> JSONObject | None:

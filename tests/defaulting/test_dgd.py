@@ -278,7 +278,7 @@ def test_unchanged_object_is_returned_as_is() -> None:
     assert run(obj, "UPDATE", GROVE) is obj
 
 
-names = st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True)
+names = st.sampled_from(["frontend", "worker", "prefill", "decode", "planner", "keep-nulls"])
 maybe_int = st.none() | st.integers(0, 5)
 overrides = st.none() | st.fixed_dictionaries(
     {"apiVersion": st.sampled_from([GROVE_API, "x/v1"]), "value": st.just({"spec": {}})},
@@ -327,22 +327,15 @@ all_settings = st.sampled_from([GROVE, NO_GROVE])
 
 
 @given(graphs, operations, all_settings)
-def test_defaulting_is_idempotent(
+def test_defaulting_is_idempotent_and_only_adds_or_replaces(
     obj: dict[str, Any], operation: Operation, settings: AdmissionSettings
 ) -> None:
     once = run(obj, operation, settings)
     assert run(once, operation, settings) is once
     # Reinvocation with a later UPDATE changes nothing either.
     assert run(once, "UPDATE", settings) is once
-
-
-@given(graphs, operations, all_settings)
-def test_defaults_only_add_or_replace(
-    obj: dict[str, Any], operation: Operation, settings: AdmissionSettings
-) -> None:
-    out = run(obj, operation, settings)
-    patch = jsonpatch.make_patch(obj, out)
+    patch = jsonpatch.make_patch(obj, once)
     assert all(op["op"] in ("add", "replace") for op in patch.patch)
-    assert patch.apply(obj) == out
-    if out is obj:
+    assert patch.apply(obj) == once
+    if once is obj:
         assert patch.patch == []
