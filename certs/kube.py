@@ -97,9 +97,7 @@ def load_api_client(kubeconfig: str | None = None, context: str | None = None) -
         default = Path(os.path.expanduser(k8s_config.KUBE_CONFIG_DEFAULT_LOCATION))
         if not default.exists():
             raise
-        _load_kube_config(
-            config_file=str(default), context=context, client_configuration=configuration
-        )
+        _load_kube_config(config_file=str(default), context=context, client_configuration=configuration)
     return k8s_client.ApiClient(configuration)
 
 
