@@ -108,3 +108,26 @@ def test_serve_without_an_api_refuses_cluster_cert_modes(tmp_path: Path) -> None
     proc = run("serve", "--cert-dir", str(tmp_path), "--cert-mode", "manual", "--port", "0", "--metrics-port", "0")
     assert proc.returncode == 1
     assert "cert mode manual needs a Kubernetes API" in proc.stderr
+
+
+def test_lint_reports_each_cause_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nmetadata: {name: bad}\n"
+        "spec:\n  priorityClassName: high\n  components:\n  - {name: Frontend, type: frontend}\n"
+    )
+    good = ROOT / "examples/manifests/dgd-agg-v1beta1.yaml"
+    assert main(["lint", str(path), str(good)]) == 1
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert f"{path}:0 DynamoGraphDeployment/bad spec.priorityClassName: Forbidden: " in captured.out
+    assert all(line.startswith(f"{path}:0 DynamoGraphDeployment/bad ") for line in lines)
+    assert "2 Dynamo document(s) checked, 1 denied" in captured.err
+
+
+def test_lint_accepts_every_example_and_shows_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    manifests = sorted(str(p) for p in (ROOT / "examples/manifests").glob("*.yaml"))
+    assert main(["lint", "--diff", *manifests]) == 0
+    out = capsys.readouterr().out
+    assert "dgd-agg-v1beta1.yaml:0 DynamoGraphDeployment/llama-agg: default: add /metadata/annotations" in out
+    assert "nvidia.com/workload-provider" in out
