@@ -131,6 +131,19 @@ class Decision:
 NamespaceExcluded = Callable[[str], bool]
 
 
+class LookupNotFound(LookupError):
+    """A live look-up found no such object (Kubernetes NotFound)."""
+
+
+# Live look-ups, used only when ``AdmissionSettings.cluster_lookups`` is on and a hook is set.
+# ClusterTopologyBinding by name -> the domains of its ``spec.levels`` in level order; raises
+# LookupNotFound when the binding does not exist, any other exception for read errors (its
+# text is shown to the client).
+ClusterTopologyReader = Callable[[str], tuple[str, ...]]
+# Whether the ``inference.networking.k8s.io`` API group is served; raises on discovery errors.
+InferencePoolProbe = Callable[[], bool]
+
+
 def never_excluded(namespace: str) -> bool:
     return False
 
@@ -141,3 +154,5 @@ class AdmissionContext:
 
     settings: AdmissionSettings = field(default_factory=AdmissionSettings)
     namespace_excluded: NamespaceExcluded = never_excluded
+    cluster_topology: ClusterTopologyReader | None = None
+    inference_pool_available: InferencePoolProbe | None = None

@@ -40,6 +40,7 @@ from validation.objects import (
     effective_mode,
     failover_of,
     gms_of,
+    integer,
     is_inter_pod,
     lst,
     node_count,
@@ -388,6 +389,7 @@ def spec_errors(hub: JSON, ctx: AdmissionContext, rv_source: str) -> list[FieldE
         checkpoint_enabled=settings.checkpoint,
         runtime_version=rv_source == SOURCE_V1BETA1,
         allow_missing_override=False,
+        inference_pool=ctx.inference_pool_available if settings.cluster_lookups else None,
     )
     for i, comp in enumerate(components):
         path = cp.index(i)
@@ -413,8 +415,16 @@ def spec_errors(hub: JSON, ctx: AdmissionContext, rv_source: str) -> list[FieldE
         out.extend(elastic_ep_errors(backend, comp, path))
         out.extend(shared.component_errors(comp, path, opts))
     out.extend(restart_errors(spec, {string(c, "name") for c in components}, sp))
-    out.extend(topology.topology_errors(spec, components, provider, sp))
-    out.extend(topology.kv_policy_errors(spec, sp, pathway, requirement))
+    reader = ctx.cluster_topology if settings.cluster_lookups else None
+    generation = integer(meta, "generation")
+    out.extend(
+        topology.topology_errors(
+            spec, components, provider, sp, generation=generation, grove_pathway=pathway, reader=reader
+        )
+    )
+    out.extend(
+        topology.kv_policy_errors(spec, sp, pathway, requirement, generation=generation, reader=reader)
+    )
     return out
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from validation import failover, provider_override, runtime_version, topology
+from validation.context import InferencePoolProbe
 from validation.errors import FieldError, GoJSON, Path, forbidden, invalid, required
 from validation.objects import (
     JSON,
@@ -34,6 +35,21 @@ class SharedOptions:
     # Runtime-version rules run on the hub (v1beta1 source) only when this is True.
     runtime_version: bool
     allow_missing_override: bool
+    # SH-8: InferencePool API availability (DGD components only, live look-up); None skips it.
+    inference_pool: InferencePoolProbe | None = None
+
+
+def _inference_pool_error(probe: InferencePoolProbe) -> str | None:
+    try:
+        available = probe()
+    except Exception as exc:
+        return f"detect InferencePool API availability: {exc}"
+    if available:
+        return None
+    return (
+        "InferencePool API group (inference.networking.k8s.io) is not available in the cluster; "
+        "install the Gateway API Inference Extension before deploying EPP components"
+    )
 
 
 def _has_container(conts: list[JSON], name: str) -> bool:
@@ -84,7 +100,10 @@ def component_errors(component: JSON, path: Path, opts: SharedOptions) -> list[F
             )
     ctype = string(component, "type")
     if ctype == "epp":
-        # SH-8 (InferencePool API discovery) needs a live cluster and is skipped offline.
+        if opts.inference_pool is not None:
+            err = _inference_pool_error(opts.inference_pool)
+            if err is not None:
+                out.append(forbidden(path.child("type"), f"cannot deploy EPP component: {err}"))
         if is_multinode(component):
             out.append(forbidden(path.child("multinode"), "EPP component cannot be multinode"))
         if present(component, "replicas") and integer(component, "replicas") != 1:

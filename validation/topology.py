@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from validation.errors import FieldError, GoJSON, Path, forbidden, invalid, required
+from validation.context import ClusterTopologyReader, LookupNotFound
+from validation.errors import FieldError, GoJSON, Path, forbidden, go_quote, invalid, required
 from validation.objects import JSON, PROVIDER_GROVE, lst, string, sub
 from validation.provider_override import (
     SCOPE_COMPONENT,
@@ -130,9 +131,43 @@ def composition_errors(spec: JSON, components: list[JSON], provider: str, path: 
     return out
 
 
-def topology_errors(spec: JSON, components: list[JSON], provider: str, path: Path) -> list[FieldError]:
-    """DGD-S6, T1, T2. The ClusterTopologyBinding look-ups (T3..T5) need a live cluster and
-    are skipped offline, as upstream skips them after the first generation."""
+class TopologyInfo:
+    """The levels of a ClusterTopologyBinding: domain -> level index, and the sorted domains."""
+
+    __slots__ = ("domains", "index", "name")
+
+    def __init__(self, name: str, levels: tuple[str, ...]) -> None:
+        self.name = name
+        self.index = {d: i for i, d in enumerate(levels)}
+        self.domains = sorted(levels)
+
+    def listing(self) -> str:
+        return "[" + " ".join(self.domains) + "]"  # Go's %v of a []string
+
+
+def read_topology(reader: ClusterTopologyReader, name: str) -> tuple[TopologyInfo | None, str]:
+    """(info, error detail) for the ClusterTopologyBinding ``name``."""
+    try:
+        levels = reader(name)
+    except LookupNotFound:
+        return None, "references a ClusterTopologyBinding resource that was not found"
+    except Exception as exc:
+        return None, f"failed to read ClusterTopologyBinding: {exc}"
+    return TopologyInfo(name, tuple(levels)), ""
+
+
+def topology_errors(
+    spec: JSON,
+    components: list[JSON],
+    provider: str,
+    path: Path,
+    *,
+    generation: int = 0,
+    grove_pathway: bool = False,
+    reader: ClusterTopologyReader | None = None,
+) -> list[FieldError]:
+    """DGD-S6, T1..T5. The ClusterTopologyBinding look-up (T3..T5) runs only with a reader, on
+    the Grove pathway, at generation <= 1 and when the spec names a topology."""
     has_component = any(sub(c, "topologyConstraint") is not None for c in components)
     spec_tc = sub(spec, "topologyConstraint")
     if spec_tc is None and not has_component:
@@ -141,17 +176,69 @@ def topology_errors(spec: JSON, components: list[JSON], provider: str, path: Pat
     constraint_path = path.child("topologyConstraint")
     if spec_tc is None:
         out.append(required(constraint_path, "is required when any component topology constraint is set"))
-    elif not string(spec_tc, "packDomain") and not has_component:
+        return out
+    spec_domain = string(spec_tc, "packDomain")
+    if not spec_domain and not has_component:
         out.append(
             required(
                 constraint_path.child("packDomain"), "is required when no component topologyConstraint is set"
             )
         )
+    info: TopologyInfo | None = None
+    name = string(spec_tc, "clusterTopologyName")
+    if name and generation <= 1 and grove_pathway and reader is not None:
+        info, detail = read_topology(reader, name)
+        if info is None:
+            out.append(invalid(constraint_path.child("clusterTopologyName"), name, detail))
+    if info is None:
+        return out
+    if spec_domain and spec_domain not in info.index:
+        out.append(
+            invalid(
+                constraint_path.child("packDomain"),
+                GoJSON(spec_domain),
+                f"does not exist in ClusterTopologyBinding {go_quote(info.name)}; available domains: {info.listing()}",
+            )
+        )
+    for i, comp in enumerate(components):
+        tc = sub(comp, "topologyConstraint")
+        if tc is None:
+            continue
+        domain = string(tc, "packDomain")
+        domain_path = path.child("components").index(i).child("topologyConstraint", "packDomain")
+        level = info.index.get(domain)
+        if level is None:
+            # Quirk: this message names "ClusterTopology", not "ClusterTopologyBinding".
+            out.append(
+                invalid(
+                    domain_path,
+                    GoJSON(domain),
+                    f"does not exist in ClusterTopology {go_quote(info.name)}; available domains: {info.listing()}",
+                )
+            )
+            continue
+        spec_level = info.index.get(spec_domain) if spec_domain else None
+        if spec_level is not None and level < spec_level:
+            out.append(
+                invalid(
+                    domain_path,
+                    GoJSON(domain),
+                    f"must be equal to or narrower than the deployment-level domain {go_quote(spec_domain)}",
+                )
+            )
     return out
 
 
-def kv_policy_errors(spec: JSON, path: Path, grove_pathway: bool, requirement: str) -> list[FieldError]:
-    """DGD-K1, K2 (K3 is a live look-up, skipped offline)."""
+def kv_policy_errors(
+    spec: JSON,
+    path: Path,
+    grove_pathway: bool,
+    requirement: str,
+    *,
+    generation: int = 0,
+    reader: ClusterTopologyReader | None = None,
+) -> list[FieldError]:
+    """DGD-K1, K2, and K3 (the live look-up) when a reader is available."""
     policy = sub(sub(spec, "experimental"), "kvTransferPolicy")
     if policy is None:
         return []
@@ -165,6 +252,20 @@ def kv_policy_errors(spec: JSON, path: Path, grove_pathway: bool, requirement: s
         out.append(invalid(name_path, name, "; ".join(errs)))
     if not grove_pathway:
         out.append(forbidden(name_path, requirement))
+    if out or generation > 1 or reader is None:
+        return out
+    info, detail = read_topology(reader, name)
+    if info is None:
+        return [invalid(name_path, name, detail)]
+    domain = string(policy, "domain")
+    if domain not in info.index:
+        out.append(
+            invalid(
+                path.child("experimental", "kvTransferPolicy", "domain"),
+                GoJSON(domain),
+                f"does not exist in ClusterTopologyBinding {go_quote(info.name)}; available domains: {info.listing()}",
+            )
+        )
     return out
 
 
