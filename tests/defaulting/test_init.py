@@ -8,8 +8,6 @@ from typing import Any
 
 import jsonpatch
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import defaulting
 from conversion.errors import ConversionError
@@ -262,32 +260,6 @@ def test_conversion_failure_is_a_plain_denial() -> None:
         "reason": "Forbidden",
         "message": "cannot convert Broken",
     }
-
-
-service_names = st.from_regex(r"[A-Za-z][A-Za-z0-9]{0,6}", fullmatch=True)
-services = st.dictionaries(
-    service_names,
-    st.fixed_dictionaries(
-        {}, optional={"replicas": st.none() | st.integers(0, 4), "componentType": st.just("worker")}
-    ),
-    max_size=4,
-)
-
-
-@pytest.mark.usefixtures("converter")
-@given(services, st.sampled_from(["CREATE", "UPDATE"]))
-def test_v1alpha1_patches_apply_to_what_was_sent(svcs: dict[str, Any], operation: Operation) -> None:
-    sent = alpha_graph(svcs)
-    d = run(ALPHA, "DynamoGraphDeployment", operation, sent, sent if operation == "UPDATE" else None)
-    if d.patched is None:
-        return
-    patch = jsonpatch.make_patch(sent, d.patched)
-    assert patch.apply(sent) == d.patched
-    assert all(op["op"] in ("add", "replace") for op in patch.patch)
-    second = run(
-        ALPHA, "DynamoGraphDeployment", operation, d.patched, d.patched if operation == "UPDATE" else None
-    )
-    assert second.patched is None
 
 
 def status_converter(obj: dict[str, Any], desired: str) -> dict[str, Any]:

@@ -448,9 +448,10 @@ def test_semver_tags_parse(nums: tuple[int, int, int], prefix: str, suffix: str,
     assert not dgdr.image_has_semver_tag(f"{repo}:{tag}/x")
 
 
-@given(st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,20}", fullmatch=True))
-def test_word_tags_do_not_parse(tag: str) -> None:
-    assert not dgdr.image_has_semver_tag(f"nvcr.io/x/y:{tag}")
+@given(st.sampled_from("abcxyzABCXYZ_"), st.text("abcvV019_.-", max_size=12))
+def test_word_tags_do_not_parse(first: str, rest: str) -> None:
+    # A tag that starts with anything but a digit or v/V is never a version.
+    assert not dgdr.image_has_semver_tag(f"nvcr.io/x/y:{first}{rest}")
 
 
 # --- semantic equality helper -------------------------------------------------------------------
@@ -464,14 +465,11 @@ json_values = st.recursive(
 )
 
 
-@given(json_values)
-def test_json_equal_is_reflexive(value: Any) -> None:
-    assert dgdr.json_equal(value, value)
-
-
 @given(json_values, json_values)
-def test_json_equal_is_symmetric_and_agrees_with_eq_without_bools(a: Any, b: Any) -> None:
+def test_json_equal_laws(a: Any, b: Any) -> None:
+    assert dgdr.json_equal(a, a)
     assert dgdr.json_equal(a, b) == dgdr.json_equal(b, a)
+    # Never looser than Python equality (which also equates booleans and numbers).
     if dgdr.json_equal(a, b):
         assert a == b
 
