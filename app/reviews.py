@@ -27,9 +27,10 @@ OPERATIONS: tuple[Operation, ...] = ("CREATE", "UPDATE", "DELETE", "CONNECT")
 
 #: Deepest JSON nesting accepted in a review body. Kubernetes objects stay far below this.
 MAX_DEPTH = 128
-#: Longest warning kept (characters); longer ones are cut with an ellipsis. The apiserver
-#: truncates warnings over 256 characters; 120 is the documented recommendation.
-MAX_WARNING_CHARS = 120
+#: Longest warning kept (characters); longer ones are cut with an ellipsis. This is the
+#: apiserver's own limit (it truncates longer warnings); 120 is only its recommendation, and the
+#: operator's warnings run longer, so clipping at 120 would change the texts users see.
+MAX_WARNING_CHARS = 256
 #: Total warning budget per response (bytes of text), as the apiserver's.
 MAX_WARNINGS_TOTAL = 4096
 
@@ -259,7 +260,9 @@ def clip_warnings(warnings: list[str]) -> list[str]:
     out: list[str] = []
     total = 0
     for warning in warnings:
-        text = " ".join(str(warning).split())
+        text = str(warning)
+        if not text.isprintable():  # warnings travel in an HTTP header: no control characters
+            text = "".join(c if c.isprintable() else " " for c in text)
         if len(text) > MAX_WARNING_CHARS:
             text = text[: MAX_WARNING_CHARS - 1] + "…"
         if total + len(text) > MAX_WARNINGS_TOTAL:

@@ -71,10 +71,11 @@ def test_validating_answer_never_carries_a_patch(client: TestClient, monkeypatch
 
 def test_denial_keeps_status_and_clips_warnings(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     long_warning = "w" * 300
+    upstream_sized = "u" * 189
 
     def deny(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         return Decision.deny('Kind.nvidia.com "a" is invalid: spec: Required value', 422, "Invalid",
-                             warnings=[long_warning, "short"], details={"name": "a"})
+                             warnings=[long_warning, "short", upstream_sized], details={"name": "a"})
 
     monkeypatch.setattr(validation, "validate", deny)
     out = post(client, "/validate", admission_review())["response"]
@@ -83,7 +84,8 @@ def test_denial_keeps_status_and_clips_warnings(client: TestClient, monkeypatch:
     assert out["status"]["reason"] == "Invalid"
     assert out["status"]["message"] == 'Kind.nvidia.com "a" is invalid: spec: Required value'
     assert out["warnings"][1] == "short"
-    assert len(out["warnings"][0]) <= 120
+    assert len(out["warnings"][0]) == 256 and out["warnings"][0].endswith("…")
+    assert out["warnings"][2] == upstream_sized
 
 
 @pytest.mark.parametrize("path", ["/validate", "/mutate"])
