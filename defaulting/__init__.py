@@ -65,7 +65,9 @@ def _default_object(inp: AdmissionInput, obj: JSONObject, hub_default: HubDefaul
     try:
         patched = default_via_hub(obj, operation, hub_default)
     except HubRoundTripError as exc:
-        return Decision.deny(str(exc))
+        # The apiserver would fail the request in its own conversion call; an object that
+        # cannot be brought to the hub is answered like an undecodable one.
+        return Decision.deny(str(exc), code=400, reason="")
     if patched is not None and kind == KIND_DGD:
         patched = with_main_container_marshal_fields(patched)
     return Decision.allow(patched=patched)

@@ -309,7 +309,8 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         new = _hub(obj)
         old = _hub(old_obj) if inp.operation == "UPDATE" and isinstance(old_obj, dict) else None
     except ConversionError as exc:
-        return Decision.deny(str(exc))
+        # An object that cannot be brought to the hub is answered like an undecodable one.
+        return Decision.deny(str(exc), code=400, reason="")
     new_spec = _obj(new.get("spec")) or {}
     if old is None:
         errs = create_errors(new_spec, ctx.settings)

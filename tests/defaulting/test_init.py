@@ -248,18 +248,14 @@ def test_v1alpha1_dgdr_round_trip() -> None:
 
 
 @pytest.mark.usefixtures("converter")
-def test_conversion_failure_is_a_plain_denial() -> None:
+def test_conversion_failure_is_a_bad_request() -> None:
     d = defaulting.default(
         make_input(
             ALPHA, "DynamoGraphDeployment", "CREATE", {"apiVersion": ALPHA, "kind": "Broken", "metadata": {}}
         ),
         CTX,
     )
-    assert not d.allowed and d.status == {
-        "code": 403,
-        "reason": "Forbidden",
-        "message": "cannot convert Broken",
-    }
+    assert not d.allowed and d.status == {"code": 400, "message": "cannot convert Broken"}
 
 
 def status_converter(obj: dict[str, Any], desired: str) -> dict[str, Any]:

@@ -528,13 +528,13 @@ def test_v1alpha1_phase_lock_uses_the_converted_phase() -> None:
     assert alpha_run("UPDATE", alpha(new_spec), alpha(old_spec, "Pending")).allowed
 
 
-def test_conversion_failure_is_a_plain_denial(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_conversion_failure_is_a_bad_request(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(obj: dict[str, Any], desired: str) -> dict[str, Any]:
         raise ConversionError("cannot convert")
 
     monkeypatch.setattr(dgdr.conversion, "convert", broken)
     d = dgdr.validate(make_input(ALPHA, KIND, "CREATE", alpha({"model": "m"})), AdmissionContext())
-    assert d.status == {"code": 403, "reason": "Forbidden", "message": "cannot convert"}
+    assert d.status == {"code": 400, "message": "cannot convert"}
     # Hub objects never go through the converter.
     assert dgdr.validate(make_input(HUB, KIND, "CREATE", obj({"model": "m"})), AdmissionContext()).allowed
 
