@@ -8,6 +8,7 @@ Keys are PEM-encoded PKCS#1 (``RSA PRIVATE KEY``). ``notBefore`` is backdated on
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import ipaddress
 import secrets
 from collections.abc import Iterable, Sequence
@@ -189,9 +190,18 @@ def load_certs(pem: bytes) -> list[x509.Certificate]:
 
 
 def load_private_key(pem: bytes) -> rsa.RSAPrivateKey:
-    """Parse an unencrypted PEM RSA private key (PKCS#1 or PKCS#8)."""
+    """Parse an unencrypted PEM RSA private key (PKCS#1 or PKCS#8).
+
+    RSA key loading validates the key, which is costly; the loop re-reads the same keys every pass, so
+    parsed keys are memoised by their PEM bytes.
+    """
     if not pem or not pem.strip():
         raise CertError("empty private key")
+    return _load_private_key(bytes(pem))
+
+
+@functools.lru_cache(maxsize=64)
+def _load_private_key(pem: bytes) -> rsa.RSAPrivateKey:
     try:
         key = serialization.load_pem_private_key(pem, password=None)
     except (ValueError, TypeError) as exc:
