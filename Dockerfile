@@ -24,6 +24,10 @@ RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     python -m pip install --no-index --find-links=/wheels dynamo-webhook \
  && groupadd --gid 65532 nonroot \
  && useradd --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin nonroot
+LABEL org.opencontainers.image.title="dynamo-webhook" \
+      org.opencontainers.image.description="Admission and conversion webhook for the Dynamo operator's nvidia.com resources" \
+      org.opencontainers.image.licenses="Apache-2.0"
+# Runs with a read-only root filesystem in the cluster: only /tmp (an emptyDir) is written.
 USER 65532:65532
 EXPOSE 9443 8080
 ENTRYPOINT ["dynamo-webhook", "serve"]

@@ -76,3 +76,13 @@ def test_base_images_are_pinned() -> None:
         if image in {s for _, a in instructions() if _ == "FROM" for s in a.split()[2:3]}:
             continue  # FROM <stage-name>
         assert ":" in image and not image.endswith(":latest"), image
+
+
+def test_final_stage_is_labelled_and_installs_only_local_wheels() -> None:
+    final = stages()[-1]
+    labels = " ".join(arg for word, arg in final if word == "LABEL")
+    for key in ("org.opencontainers.image.title", "org.opencontainers.image.licenses"):
+        assert key in labels
+    run = " ".join(arg for word, arg in final if word == "RUN")
+    assert "--no-index" in run, "the final stage must not reach a package index"
+    assert not re.search(r":latest\b", (ROOT / "Dockerfile").read_text())
