@@ -436,3 +436,17 @@ def test_metrics_follow_the_loop(fake_kube: FakeKube, make_reconciler: Factory) 
     assert not rec.reconcile_once().ok
     fake_kube.faults.fail_next = 0
     assert sample("dynamo_webhook_cert_reconcile_errors_total") == before["errors"] + 1
+
+
+def test_namespace_restricted_operation_touches_no_crds(
+    fake_kube: FakeKube, make_reconciler: Factory
+) -> None:
+    seed(fake_kube)
+    crds_before = [fake_kube.get(CRD_GROUP, "customresourcedefinitions", n) for n in CRDS]
+    result = make_reconciler(crd_names=()).reconcile_once()
+    assert result.ok
+    assert not [c for c in fake_kube.calls if c.resource == "customresourcedefinitions"]
+    assert [fake_kube.get(CRD_GROUP, "customresourcedefinitions", n) for n in CRDS] == crds_before
+    data = secret_data(fake_kube)
+    for plural, name in OWNED:
+        assert all(b == data["ca.crt"] for b in config_bundles(fake_kube, plural, name))
