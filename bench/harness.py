@@ -47,6 +47,15 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of one process so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def open_fds(pid: int) -> int:
     try:
         return len(os.listdir(f"/proc/{pid}/fd"))
@@ -60,6 +69,20 @@ def children(pid: int) -> list[int]:
         for task in os.listdir(f"/proc/{pid}/task"):
             text = Path(f"/proc/{pid}/task/{task}/children").read_text()
             out.extend(int(x) for x in text.split())
+    return out
+
+
+def worker_pids(pid: int) -> list[int]:
+    """The ``serve --workers N`` worker processes of a supervisor (its spawned children, not
+    multiprocessing's resource tracker)."""
+    out = []
+    for child in children(pid):
+        try:
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in cmdline:
+            out.append(child)
     return out
 
 
@@ -122,13 +145,14 @@ class ServerProcess:
 
 
 def start_webhook(cert_dir: Path, workdir: Path, *, workers: int = 1, extra: Sequence[str] = (),
-                  env: dict[str, str] | None = None, metrics_port: int | None = None) -> ServerProcess:
+                  env: dict[str, str] | None = None, metrics_port: int | None = None,
+                  log_level: str = "info") -> ServerProcess:
     port = free_port()
     argv = [
         str(WEBHOOK_EXE), "serve", "--host", LOOPBACK, "--port", str(port),
         "--metrics-host", LOOPBACK, "--metrics-port", str(metrics_port if metrics_port is not None else free_port()),
         "--cert-dir", str(cert_dir), "--cert-mode", "dev", "--workers", str(workers),
-        "--log-format", "json", "--log-level", "warning", "--no-print-curl", *extra,
+        "--log-format", "json", "--log-level", log_level, "--no-print-curl", *extra,
     ]
     return ServerProcess("dynamo-webhook", argv, port, workdir / f"webhook-{port}.log", env=env)
 
