@@ -5,10 +5,13 @@ SANs cover the Service, the Deployment is hardened."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from app.routes import WEBHOOK_ROUTES
 from app.settings import Settings, default_cert_dir
@@ -21,7 +24,7 @@ from certs.loop import (
     PART_OF_VALUE,
     CertConfig,
 )
-from tests.deploy.manifests import DEPLOY, OVERLAYS, Build, build, kustomize, port_number, selects
+from tests.deploy.manifests import DEPLOY, OVERLAYS, Build, build, kubectl, kustomize, port_number, selects
 
 Obj = dict[str, Any]
 
@@ -364,8 +367,6 @@ def test_lease_name_matches_the_watcher() -> None:
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_namespace_is_set_in_one_place(overlay: str, tmp_path: Path) -> None:
     """Changing `namespace:` in an overlay moves every namespace reference with it."""
-    import shutil
-
     copy = tmp_path / "deploy"
     shutil.copytree(DEPLOY, copy)
     kfile = copy / "overlays" / overlay / "kustomization.yaml"
@@ -383,3 +384,36 @@ def test_namespace_is_set_in_one_place(overlay: str, tmp_path: Path) -> None:
     test_cert_manager_injection(moved)
     for binding in [*moved.of_kind("RoleBinding"), *moved.of_kind("ClusterRoleBinding")]:
         assert [s["namespace"] for s in binding["subjects"]] == ["webhooks-elsewhere"]
+
+
+def test_name_label_selects_everything_but_the_crds(built: Build) -> None:
+    """Uninstall and staged apply use `-l app.kubernetes.io/name=dynamo-webhook`: it must match
+    every object of the service and never the operator's CRDs."""
+    for obj in built:
+        labels = obj["metadata"].get("labels", {})
+        if obj["kind"] == "CustomResourceDefinition":
+            assert "app.kubernetes.io/name" not in labels
+        else:
+            assert labels.get("app.kubernetes.io/name") == "dynamo-webhook", (obj["kind"], obj["metadata"]["name"])
+            assert labels.get(PART_OF_LABEL) == PART_OF_VALUE
+
+
+def test_platform_chart_post_renderer_drops_only_the_webhook_configurations(tmp_path: Path) -> None:
+    kubectl()  # the script runs kubectl kustomize
+    chart = [
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+         "metadata": {"name": f"dynamo-platform-dynamo-operator-{suffix}"}, "webhooks": []}
+        for kind, suffix in (("ValidatingWebhookConfiguration", "validating"), ("MutatingWebhookConfiguration", "mutating"))
+    ]
+    chart.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "dynamo-platform-dynamo-operator-webhook-service"}})
+    chart.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "dynamo-platform-dynamo-operator"}})
+    proc = subprocess.run(
+        [str(DEPLOY / "platform-chart" / "drop-webhooks.sh")],
+        input=yaml.safe_dump_all(chart), capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    kept = [(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(proc.stdout) if d]
+    assert sorted(kept) == [
+        ("Deployment", "dynamo-platform-dynamo-operator"),
+        ("Service", "dynamo-platform-dynamo-operator-webhook-service"),
+    ]
