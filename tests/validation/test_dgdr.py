@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import conversion
 from conversion.errors import ConversionError
 from tests.admission_helpers import make_input
+from tests.defaulting.shapes import DGDR_SPEC, members
 from validation import dgdr
 from validation.context import AdmissionContext, AdmissionSettings, Decision, Operation
 
@@ -582,3 +583,11 @@ def test_update_errors_are_ratcheted_create_errors(
     # The phase lock only ever fires in an immutable phase.
     if lock in update:
         assert phase in dgdr.IMMUTABLE_PHASES
+
+
+@given(members(DGDR_SPEC), members(DGDR_SPEC), st.sampled_from(["CREATE", "UPDATE"]), phases, gates)
+def test_any_shape_is_answered(
+    new: dict[str, Any], old: dict[str, Any], operation: Operation, phase: str, settings: AdmissionSettings
+) -> None:
+    d = run(operation, obj(new), obj(old, phase=phase) if operation == "UPDATE" else None, settings)
+    assert d.allowed or (d.code == 422 and d.message.startswith(PREFIX))

@@ -6,8 +6,11 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.admission_helpers import make_input
+from tests.defaulting.shapes import CHECKPOINT_SPEC, members
 from validation import dynamocheckpoint
 from validation.context import AdmissionContext, AdmissionSettings, Decision, Operation
 
@@ -201,3 +204,11 @@ def test_update_reruns_create_rules_and_terminating_is_skipped() -> None:
     d = run("UPDATE", dying, bad, AdmissionSettings())
     assert d.allowed and d.warnings == []
     assert run("DELETE", None, bad, AdmissionSettings()).allowed
+
+
+@given(members(CHECKPOINT_SPEC), st.sampled_from(["CREATE", "UPDATE"]), st.booleans())
+def test_any_shape_is_answered(spec: dict[str, Any], operation: Operation, gate: bool) -> None:
+    new = ckpt(spec)
+    d = run(operation, new, new if operation == "UPDATE" else None, AdmissionSettings(checkpoint=gate))
+    assert d.allowed or (d.code == 422 and d.message.startswith(PREFIX))
+    assert d.allowed is False or gate

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.admission_helpers import make_input
+from tests.defaulting.shapes import DYNAMO_MODEL_SPEC, members
 from validation import dynamomodel
 from validation.context import AdmissionContext, AdmissionSettings, Decision, Operation
 
@@ -180,3 +181,10 @@ def test_terminating_create_is_validated() -> None:
 
 def test_delete_allowed() -> None:
     assert run("DELETE", None, model({})).allowed
+
+
+@given(members(DYNAMO_MODEL_SPEC), members(DYNAMO_MODEL_SPEC), st.sampled_from(["CREATE", "UPDATE"]))
+def test_any_shape_is_answered(new: dict[str, Any], old: dict[str, Any], operation: Operation) -> None:
+    d = run(operation, model(new), model(old) if operation == "UPDATE" else None)
+    assert d.allowed or (d.code == 422 and d.message.startswith(PREFIX))
+    assert not d.warnings or operation == "UPDATE"
