@@ -31,7 +31,7 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, cert_dir: Path) -> None:
+    def __init__(self, cert_dir: Path, extra: tuple[str, ...] = ()) -> None:
         self.cert_dir = cert_dir
         self.port = _free_port()
         self.metrics_port = _free_port()
@@ -41,7 +41,7 @@ class Server:
         self.proc = subprocess.Popen(
             [str(EXE), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--metrics-host", "127.0.0.1",
              "--metrics-port", str(self.metrics_port), "--cert-dir", str(cert_dir), "--cert-reload-interval", "0.5",
-             "--log-format", "text"],
+             "--log-format", "text", *extra],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=self._log, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
@@ -108,6 +108,7 @@ def test_serves_https_with_generated_ca(server: Server) -> None:
     assert status == 200
 
 
+@pytest.mark.filterwarnings("ignore:ssl.TLSVersion.TLSv1:DeprecationWarning")
 def test_tls_policy(server: Server) -> None:
     ctx = server.context()
     ctx.maximum_version = ssl.TLSVersion.TLSv1_1
