@@ -218,6 +218,9 @@ class Supervisor:
             self.spawn(slot)
 
     def shutdown(self) -> None:
+        # The workers hold their own copies of the socket; once they close theirs after the
+        # drain, new connections are refused rather than queued for nobody.
+        self.sock.close()
         self.forward(signal.SIGTERM)
         deadline = time.monotonic() + self.settings.drain_seconds + GRACEFUL_SHUTDOWN_SECONDS + STOP_GRACE
         for slot in self.slots:
