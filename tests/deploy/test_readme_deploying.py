@@ -1,0 +1,74 @@
+"""The README's "Deploying" commands agree with the manifests: the `kubectl patch` fallback sets the
+same conversion stanza the overlays apply, the uninstall patch turns conversion off, every CRD and
+object name it uses exists in the build, and its selector leaves the CRDs out."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tests.deploy.manifests import DEPLOY, OVERLAYS, build
+
+README = (DEPLOY.parent / "README.md").read_text()
+KINDS = {
+    "validatingwebhookconfiguration": "ValidatingWebhookConfiguration",
+    "mutatingwebhookconfiguration": "MutatingWebhookConfiguration",
+}
+SECTION = README.split("## Deploying", 1)[1].split("\n## ", 1)[0]
+
+
+def crd_loop_names() -> list[list[str]]:
+    return [m.split() for m in re.findall(r"for crd in ([a-z ]+); do", SECTION)]
+
+
+def test_section_sits_before_development() -> None:
+    assert README.index("## Deploying") < README.index("## Development")
+
+
+def test_crd_loops_name_the_convertible_crds() -> None:
+    loops = crd_loop_names()
+    assert len(loops) == 2
+    expected = sorted(c["metadata"]["name"].removesuffix(".nvidia.com") for c in build(OVERLAYS[0]).of_kind("CustomResourceDefinition"))
+    for names in loops:
+        assert sorted(names) == expected
+
+
+def test_patch_fallback_matches_the_overlay() -> None:
+    (merge,) = re.findall(r"--type=merge -p '([^']+)'", SECTION)
+    patch = json.loads(merge)
+    for crd in build("self-signed").of_kind("CustomResourceDefinition"):
+        assert patch == {"spec": crd["spec"]}
+
+
+def test_uninstall_turns_conversion_off() -> None:
+    (ops,) = re.findall(r"--type=json -p '([^']+)'", SECTION)
+    assert json.loads(ops) == [{"op": "replace", "path": "/spec/conversion", "value": {"strategy": "None"}}]
+    uninstall = SECTION.split("### Uninstalling", 1)[1]
+    assert uninstall.index("--type=json") < uninstall.index("kubectl delete validatingwebhookconfiguration")
+
+
+def test_named_objects_exist() -> None:
+    for overlay in OVERLAYS:
+        b = build(overlay)
+        names = {(o["kind"], o["metadata"]["name"]) for o in b}
+        assert ("ValidatingWebhookConfiguration", "dynamo-webhook-validating") in names
+        assert ("MutatingWebhookConfiguration", "dynamo-webhook-mutating") in names
+        assert ("Deployment", "dynamo-webhook") in names
+        deleted = re.findall(r"kubectl delete (validatingwebhookconfiguration|mutatingwebhookconfiguration) (\S+)", SECTION)
+        assert len(deleted) == 2
+        for resource, name in deleted:
+            assert (KINDS[resource], name) in names
+    assert "certificate/dynamo-webhook-serving-cert" in SECTION
+    build("cert-manager").one("Certificate", "dynamo-webhook-serving-cert")
+    secrets = {c["spec"]["secretName"] for c in build("cert-manager").of_kind("Certificate")}
+    assert f"delete secret {' '.join(sorted(secrets, key=lambda s: s != 'webhook-server-cert'))}" in SECTION
+
+
+def test_selector_in_the_commands_is_the_one_the_manifests_carry() -> None:
+    selectors = set(re.findall(r"-l (\S+)", SECTION))
+    assert selectors == {"app.kubernetes.io/name=dynamo-webhook"}
+    key, value = selectors.pop().split("=")
+    for overlay in OVERLAYS:
+        for obj in build(overlay):
+            matched = obj["metadata"].get("labels", {}).get(key) == value
+            assert matched == (obj["kind"] != "CustomResourceDefinition"), obj["metadata"]["name"]
