@@ -72,7 +72,8 @@ def build_request(path: str, body: bytes, content_type: str, host: str) -> bytes
 def load_spec(spec: list[dict[str, Any]], host: str) -> list[Kind]:
     kinds = []
     for entry in spec:
-        body = Path(entry["body_file"]).read_bytes() if "body_file" in entry else entry.get("body", "").encode()
+        # "body": inline, one character per byte (latin-1), so any byte sequence can be sent.
+        body = Path(entry["body_file"]).read_bytes() if "body_file" in entry else entry.get("body", "").encode("latin-1")
         kinds.append(
             Kind(
                 name=str(entry["name"]),
