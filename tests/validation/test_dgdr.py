@@ -520,6 +520,34 @@ def test_v1alpha1_workers_image_is_the_fallback_hub_image() -> None:
     assert alpha_run("CREATE", alpha(spec)).message == PREFIX + OVERRIDE
 
 
+def test_v1alpha1_hardware_rule() -> None:
+    spec = {"model": "m", "backend": "vllm", "profilingConfig": {"profilerImage": "p:1.0.0"}}
+    d = dgdr.validate(make_input(ALPHA, KIND, "CREATE", alpha(spec)), AdmissionContext(NO_DISCOVERY))
+    assert d.message == PREFIX + HARDWARE
+    assert alpha_run("CREATE", alpha(spec)).allowed
+
+
+def test_v1alpha1_hub_only_fields_from_the_preservation_annotation() -> None:
+    # Stored hub-only fields (searchStrategy, hardware) travel in the v1alpha1 object's
+    # preservation annotation; the rules see them after conversion.
+    hub = obj(base(backend="auto", searchStrategy="thorough", hardware={"gpuSku": "h100_sxm"}))
+    as_alpha = conversion.convert(hub, ALPHA)
+    assert as_alpha["spec"].get("searchStrategy") is None
+    assert alpha_run("CREATE", as_alpha).message == PREFIX + SEARCH
+    d = dgdr.validate(make_input(ALPHA, KIND, "CREATE", as_alpha), AdmissionContext(NO_DISCOVERY))
+    assert d.message == PREFIX + SEARCH
+
+
+def test_v1alpha1_deferred_update() -> None:
+    old = alpha({"model": "m", "backend": "vllm", "autoApply": False}, "Ready")
+    new = alpha(
+        {"model": "m", "backend": "vllm", "autoApply": False, "runtimeVersionOverride": "1.2.0"}, "Ready"
+    )
+    assert alpha_run("UPDATE", new, old).allowed
+    changed = alpha({"model": "m2", "backend": "vllm", "autoApply": False}, "Ready")
+    assert alpha_run("UPDATE", changed, old).message == PREFIX + forbidden_in("Ready")
+
+
 def test_v1alpha1_phase_lock_uses_the_converted_phase() -> None:
     old_spec = {"model": "m", "backend": "vllm"}
     new_spec = {"model": "other", "backend": "vllm"}
