@@ -110,3 +110,52 @@ def test_keep_sent_fields() -> None:
     assert keep_sent_fields(sent, complete) == {**complete, "l": [1, 2]}
     full = {**complete, "l": []}
     assert keep_sent_fields(sent, full) is full
+
+
+def alpha_dgd(services: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "g", "namespace": "d"}
+    if annotations is not None:
+        meta["annotations"] = annotations
+    return {
+        "apiVersion": ALPHA,
+        "kind": "DynamoGraphDeployment",
+        "metadata": meta,
+        "spec": {"services": services},
+    }
+
+
+def test_v1alpha1_dgd_defaults_land_at_service_paths() -> None:
+    sent = alpha_dgd(
+        {"Frontend": {"componentType": "frontend"}, "Worker": {"replicas": 0, "multinode": {"nodeCount": 2}}}
+    )
+    d = defaulting.default(make_input(ALPHA, "DynamoGraphDeployment", "CREATE", sent), CTXS[0])
+    assert d.patched is not None
+    ops = {op["path"]: op.get("value") for op in jsonpatch.make_patch(sent, d.patched).patch}
+    assert ops == {
+        "/metadata/annotations": {
+            "nvidia.com/workload-provider": "grove",
+            "nvidia.com/dynamo-operator-origin-version": "1.1.0",
+        },
+        "/spec/services/Frontend/replicas": 1,
+        "/spec/services/Frontend/minAvailable": 1,
+        "/spec/services/Worker/minAvailable": 1,
+    }
+
+
+def test_v1alpha1_dgd_update_uses_the_stored_provider() -> None:
+    sent = alpha_dgd({"Worker": {"componentType": "worker"}}, {"nvidia.com/workload-provider": "component"})
+    d = defaulting.default(make_input(ALPHA, "DynamoGraphDeployment", "UPDATE", sent, sent), CTXS[0])
+    assert d.patched is not None
+    ops = {op["path"]: op.get("value") for op in jsonpatch.make_patch(sent, d.patched).patch}
+    assert ops == {"/spec/services/Worker/replicas": 1}
+
+
+def test_v1alpha1_dgd_create_with_provider_already_stamped_has_no_patch() -> None:
+    sent = alpha_dgd(
+        {"Worker": {"componentType": "worker", "replicas": 2}},
+        {"nvidia.com/workload-provider": "component", "nvidia.com/dynamo-operator-origin-version": "0.9.0"},
+    )
+    assert (
+        defaulting.default(make_input(ALPHA, "DynamoGraphDeployment", "CREATE", sent), CTXS[1]).patched
+        is None
+    )
