@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 from typing import Final
 
 from validation.context import AdmissionContext, AdmissionInput, Decision, JSONObject
@@ -20,6 +21,8 @@ _MODULES: Final = {
     "DynamoModel": "validation.dynamomodel",
     "DynamoCheckpoint": "validation.dynamocheckpoint",
 }
+_loaded: dict[str, ModuleType] = {}
+
 # Kinds whose upstream handlers check request.kind against the path's GVK.
 _GVK_GUARDED: Final = frozenset(
     {"DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoGraphDeploymentRequest"}
@@ -58,7 +61,9 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         return Decision.allow()
     if inp.operation == "UPDATE" and _terminating(inp.object):
         return Decision.allow()
-    module = importlib.import_module(module_name)
+    module = _loaded.get(module_name)
+    if module is None:
+        module = _loaded[module_name] = importlib.import_module(module_name)
     try:
         decision: Decision = module.validate(inp, ctx)
     except Exception as exc:  # upstream handlers recover panics and deny with the panic text
