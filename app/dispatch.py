@@ -70,16 +70,17 @@ def review_admission(
     except InvalidRequest as exc:
         response = denial(env.uid, str(exc), 400)
     else:
-        try:
-            handler = defaulting.default if mutating else validation.validate
-            decision = handler(inp, ctx)
-            response = admission_response(env.uid, decision, mutating, inp.object)
-        except Exception as exc:  # the answer is always a review, as controller-runtime's recover()
-            problem = _type_problem(inp)
-            if problem is not None:
-                # The operator's typed decoding would have refused this object: a 400 naming the field.
-                response = denial(env.uid, problem, 400)
-            else:
+        problem = _type_problem(inp)
+        if problem is not None:
+            # The operator decodes objects into typed structs first: a value of the wrong JSON
+            # type is refused with a 400 before any rule runs.
+            response = denial(env.uid, problem, 400)
+        else:
+            try:
+                handler = defaulting.default if mutating else validation.validate
+                decision = handler(inp, ctx)
+                response = admission_response(env.uid, decision, mutating, inp.object)
+            except Exception as exc:  # the answer is always a review, as controller-runtime's recover()
                 log.error(
                     "admission handler failed",
                     extra={"uid": env.uid, "error": repr(exc), "traceback": traceback.format_exc()},
@@ -105,6 +106,10 @@ def review_admission(
 
 
 def _type_problem(inp: AdmissionInput) -> str | None:
+    if inp.operation not in ("CREATE", "UPDATE") or inp.sub_resource:
+        return None
+    if inp.expected_gvk is not None and inp.expected_gvk != inp.kind:
+        return None  # the per-kind path's GVK guard answers first
     for field_name, obj in (("object", inp.object), ("oldObject", inp.old_object)):
         if isinstance(obj, dict):
             api_version = obj.get("apiVersion") or inp.kind.api_version
@@ -166,13 +171,14 @@ def convert_objects(objects: list[Any], desired: str) -> tuple[list[dict[str, An
     for index, obj in enumerate(objects):
         if not isinstance(obj, dict):
             raise ConversionFailure(f"objects[{index}]: expected a JSON object, got {type_name(obj)}")
+        problem = first_type_error(obj, str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+        if problem is not None:
+            # Typed decoding fails before any conversion runs (and a converter could otherwise
+            # drop a field it cannot read).
+            raise ConversionFailure(f"{problem} ({describe_object(obj, index)})")
         try:
             out = conversion.convert(obj, desired)
         except Exception as exc:
-            problem = first_type_error(obj, str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
-            if problem is not None:
-                # Typed decoding of the object fails before any conversion runs.
-                raise ConversionFailure(f"{problem} ({describe_object(obj, index)})") from exc
             if isinstance(exc, ConversionError):
                 raise ConversionFailure(f"{exc} ({describe_object(obj, index)})") from exc
             log.error(

@@ -62,31 +62,58 @@ def _matches(expected: str, value: Any) -> bool:
     return isinstance(value, _PY_TYPES.get(expected, (object,)))
 
 
-def first_type_error(obj: Any, api_version: str, kind: str, root: str = "") -> str | None:
-    """``<path>: expected <type>, got <type>`` for the first value of the wrong JSON type, or None
-    (also None when the kind/version has no known schema). ``null`` is accepted anywhere, as the
-    operator's decoder does."""
-    skel = skeleton_for(api_version, kind)
-    if skel is None:
-        return None
-    stack: list[tuple[Any, Skeleton, str]] = [(obj, skel, root)]
-    while stack:
-        value, node, path = stack.pop()
-        if value is None or "x" in node:
-            continue
-        expected = node.get("t")
-        if expected and not _matches(expected, value):
-            return f"{path or '(root)'}: expected {expected}, got {_json_type(value)}"
-        if isinstance(value, dict):
-            props, extra = node.get("p"), node.get("a")
-            for key, child in reversed(value.items()):  # reversed: report in document order
-                sub = props.get(key) if props else None
-                if sub is None:
-                    sub = extra
-                if sub is not None:
-                    stack.append((child, sub, f"{path}.{key}" if path else key))
-        elif isinstance(value, list) and "i" in node:
-            items = node["i"]
-            for index in range(len(value) - 1, -1, -1):
-                stack.append((value[index], items, f"{path}[{index}]"))
+def _check(value: Any, node: Skeleton) -> tuple[list[str | int], str] | None:
+    """None when ``value`` fits ``node``; else (reversed path segments, problem). Paths are only
+    built on the way back from a failure, so a clean object costs no string work."""
+    expected = node.get("t")
+    if expected is not None and not _matches(expected, value):
+        return [], f"expected {expected}, got {_json_type(value)}"
+    if isinstance(value, dict):
+        props = node.get("p")
+        extra = node.get("a")
+        if props is None and extra is None:
+            return None
+        for key, child in value.items():
+            if child is None:
+                continue
+            sub = props.get(key) if props is not None else None
+            if sub is None:
+                sub = extra
+            if sub is None or "x" in sub:
+                continue
+            found = _check(child, sub)
+            if found is not None:
+                found[0].append(key)
+                return found
+    elif isinstance(value, list):
+        items = node.get("i")
+        if items is None or "x" in items:
+            return None
+        for index, child in enumerate(value):
+            if child is None:
+                continue
+            found = _check(child, items)
+            if found is not None:
+                found[0].append(index)
+                return found
     return None
+
+
+def first_type_error(obj: Any, api_version: str, kind: str, root: str = "") -> str | None:
+    """``<path>: expected <type>, got <type>`` for the first value (in document order) of the
+    wrong JSON type, or None (also when the kind/version has no known schema). ``null`` is
+    accepted anywhere, as the operator's decoder does."""
+    skel = skeleton_for(api_version, kind)
+    if skel is None or obj is None:
+        return None
+    found = _check(obj, skel)
+    if found is None:
+        return None
+    segments, problem = found
+    path = root
+    for segment in reversed(segments):
+        if isinstance(segment, int):
+            path += f"[{segment}]"
+        else:
+            path = f"{path}.{segment}" if path else segment
+    return f"{path or '(root)'}: {problem}"

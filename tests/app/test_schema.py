@@ -53,27 +53,45 @@ def test_valid_objects_pass() -> None:
     assert first_type_error(dgd(unknownField={"x": 1}), B1, "DynamoGraphDeployment") is None
 
 
-def test_handler_failure_on_a_mistyped_object_is_a_400_naming_the_field(
-    client: TestClient, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("path", ["/validate", "/mutate"])
+def test_a_mistyped_object_is_a_400_before_any_rule_runs(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
-    def crash(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
-        raise TypeError("unsupported operand")
+    def never(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+        raise AssertionError("rules must not see an object that fails typed decoding")
 
-    monkeypatch.setattr(validation, "validate", crash)
+    monkeypatch.setattr(validation, "validate", never)
     review = admission_review(dgd(components=[{"name": "w", "replicas": "two"}]))
-    out = client.post("/validate", content=json.dumps(review), headers=JSON_HEADERS).json()["response"]
+    out = client.post(path, content=json.dumps(review), headers=JSON_HEADERS).json()["response"]
     assert out["allowed"] is False
     assert out["status"]["code"] == 400
     assert out["status"]["message"] == "request.object.spec.components[0].replicas: expected integer, got string"
 
 
-def test_conversion_failure_on_a_mistyped_object_names_object_and_field(
+def test_old_object_is_checked_on_update(client: TestClient) -> None:
+    review = admission_review(dgd(components=[{"name": "w"}]), operation="UPDATE",
+                              old=dgd(components=[{"name": "w", "replicas": True}]))
+    out = client.post("/validate", content=json.dumps(review), headers=JSON_HEADERS).json()["response"]
+    assert out["status"]["message"] == "request.oldObject.spec.components[0].replicas: expected integer, got boolean"
+
+
+def test_per_kind_path_guard_answers_before_the_type_check(client: TestClient) -> None:
+    obj = dgd(components=[{"name": "w", "replicas": "two"}])
+    obj["apiVersion"] = "nvidia.com/v1alpha1"
+    review = admission_review(obj)
+    out = client.post("/validate/nvidia.com/v1beta1/dynamographdeployments", content=json.dumps(review),
+                      headers=JSON_HEADERS).json()["response"]
+    assert out["allowed"] is False
+    assert "admission requires nvidia.com/v1beta1" in out["status"]["message"]
+
+
+def test_conversion_of_a_mistyped_object_fails_naming_object_and_field(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def crash(obj: dict[str, Any], desired: str) -> dict[str, Any]:
-        raise conversion.ConversionError("internal error occurred during conversion")
+    def never(obj: dict[str, Any], desired: str) -> dict[str, Any]:
+        raise AssertionError("a converter must not see an object that fails typed decoding")
 
-    monkeypatch.setattr(conversion, "convert", crash)
+    monkeypatch.setattr(conversion, "convert", never)
     bad = dgd(components=[{"name": "w", "replicas": []}])
     out = client.post("/convert", content=json.dumps(conversion_review([bad], "nvidia.com/v1alpha1")),
                       headers=JSON_HEADERS).json()["response"]
