@@ -16,7 +16,6 @@ import base64
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
-import jsonpatch
 import orjson
 
 from validation.context import GVK, AdmissionInput, Decision, Operation, UserInfo
@@ -93,7 +92,9 @@ def parse_json(body: bytes) -> Any:
         doc = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise BadRequest(f"request body is not valid JSON: {exc}") from None
-    if isinstance(doc, (dict, list)):
+    # Every nesting level needs an opening bracket in the text, so a body with few of them
+    # (most reviews) cannot be too deep and is not walked.
+    if isinstance(doc, (dict, list)) and body.count(b"{") + body.count(b"[") > MAX_DEPTH:
         _check_depth(doc)
     return doc
 
@@ -272,11 +273,52 @@ def clip_warnings(warnings: list[str]) -> list[str]:
     return out
 
 
+def _pointer(parts: list[str]) -> str:
+    return "".join("/" + (p.replace("~", "~0").replace("/", "~1") if "~" in p or "/" in p else p) for p in parts)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON: ``true`` is not ``1`` and ``1`` is not ``1.0`` (Python's ``==`` says they are)."""
+    if type(a) is not type(b) or a != b:
+        return False
+    if isinstance(a, (dict, list)):
+        return orjson.dumps(a) == orjson.dumps(b)  # same text: no bool/int/float confusion inside
+    return True
+
+
+def _diff(original: Any, patched: Any, parts: list[str], ops: list[JSONObject]) -> None:
+    if _same(original, patched):
+        return
+    if isinstance(original, dict) and isinstance(patched, dict):
+        for key, value in patched.items():
+            parts.append(key)
+            if key not in original:
+                ops.append({"op": "add", "path": _pointer(parts), "value": value})
+            else:
+                _diff(original[key], value, parts, ops)
+            parts.pop()
+        return  # keys only in the original would be removals: never sent
+    if isinstance(original, list) and isinstance(patched, list):
+        common = min(len(original), len(patched))
+        for index in range(len(patched)):
+            parts.append(str(index))
+            if index < common:
+                _diff(original[index], patched[index], parts, ops)
+            else:
+                ops.append({"op": "add", "path": _pointer(parts), "value": patched[index]})
+            parts.pop()
+        return  # a shorter list would need removals: never sent
+    ops.append({"op": "replace", "path": _pointer(parts), "value": patched})
+
+
 def json_patch(original: JSONObject, patched: JSONObject) -> list[JSONObject]:
-    """Minimal RFC 6902 diff; ``remove`` operations are dropped (controller-runtime drops them
-    for custom defaulters, so fields a defaulter does not know are never deleted)."""
-    ops: list[JSONObject] = jsonpatch.make_patch(original, patched).patch
-    return [op for op in ops if op.get("op") != "remove"]
+    """RFC 6902 patch from ``original`` to ``patched`` with ``add`` and ``replace`` operations
+    only: ``remove`` operations are never produced (controller-runtime drops them for custom
+    defaulters, so fields a defaulter does not know are never deleted). Lists are compared index
+    by index with additions appended, as the Go webhook's patch generator does."""
+    ops: list[JSONObject] = []
+    _diff(original, patched, [], ops)
+    return ops
 
 
 def admission_response(
