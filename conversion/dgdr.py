@@ -28,6 +28,8 @@ from __future__ import annotations
 import json
 from typing import Any, TypeGuard
 
+import orjson
+
 from conversion.dgdr_gotypes import (
     ALPHA_SPEC,
     ALPHA_STATUS,
@@ -168,7 +170,10 @@ def _take_payloads(obj: Obj) -> tuple[Obj, str | None, str | None]:
 
 
 def _dumps(v: Any) -> str:
-    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return orjson.dumps(v).decode()
+    except TypeError:  # an integer beyond 64 bits inside opaque JSON
+        return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
 
 
 def _root_part(obj: Obj, key: str, t: Struct) -> Obj:

@@ -31,6 +31,7 @@ import base64
 import binascii
 import json
 import math
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -108,8 +109,17 @@ def go_float_tree(v: Any) -> Any:
     return v
 
 
+_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
 def go_time(s: str) -> str:
     """Parse like ``time.Parse(time.RFC3339, s)`` and print like ``metav1.Time.MarshalJSON``."""
+    if _CANONICAL_TIME.fullmatch(s):
+        try:
+            datetime.fromisoformat(s[:-1])
+        except ValueError as e:
+            raise Mismatch(f"parsing time {s!r} as RFC3339") from e
+        return s
     if len(s) < 20 or s[10] not in "Tt" or s[4] != "-" or s[7] != "-":
         raise Mismatch(f"parsing time {s!r} as RFC3339")
     text = s[:-1] + "+00:00" if s[-1] in "Zz" else s
@@ -361,9 +371,16 @@ class List(GoType):
 
 
 class F:
-    """A struct field: JSON name, type, ``omitempty`` tag and whether the Go field is a pointer."""
+    """A struct field: JSON name, type, ``omitempty`` tag and whether the Go field is a pointer.
 
-    __slots__ = ("name", "omitempty", "ptr", "type", "value_struct")
+    The derived flags are precomputed for the decode/encode loops:
+    ``keep`` — a decoded value is stored even when zero (pointers, structs, maps, lists, raw);
+    ``nullable`` — JSON ``null`` clears the field (pointers, maps, lists, raw);
+    ``omit_zero`` — ``omitempty`` applies (not to value-typed structs);
+    ``plain`` — the encoded form is the decoded value itself.
+    """
+
+    __slots__ = ("keep", "name", "nullable", "omit_zero", "omitempty", "plain", "ptr", "type", "value_struct")
 
     def __init__(self, name: str, type_: GoType, omitempty: bool = True, ptr: bool = False) -> None:
         self.name = name
@@ -371,17 +388,26 @@ class F:
         self.omitempty = omitempty
         self.ptr = ptr
         self.value_struct = isinstance(type_, Struct) and not ptr
+        container = isinstance(type_, Map | List | _Raw | _K8s)
+        self.nullable = ptr or container
+        self.keep = ptr or container or isinstance(type_, Struct)
+        self.omit_zero = omitempty and not self.value_struct and not ptr
+        self.plain = isinstance(type_, _Str | _Bool | _Int | _Quantity | _Time | _Bytes)
+
+
+_MISSING = object()
 
 
 class Struct(GoType):
     """A Go struct. ``open`` keeps unknown keys (unmodelled fields of a Kubernetes type)."""
 
-    __slots__ = ("fields", "folded", "open", "order")
+    __slots__ = ("always", "fields", "folded", "open")
 
     def __init__(self, fields: list[F], open: bool = False) -> None:
         self.fields = {f.name: f for f in fields}
         self.folded = {f.name.lower(): f for f in fields}
-        self.order = fields
+        #: fields Go writes even when unset: non-omitempty ones and value-typed structs
+        self.always = [f for f in fields if not f.omitempty or f.value_struct]
         self.open = open
 
     def decode(self, v: Any, fold: bool, strict: bool) -> Any:
@@ -400,7 +426,7 @@ class Struct(GoType):
             name = f.name
             if x is None:
                 # null leaves a value-typed field untouched and clears pointers, maps and lists
-                if f.ptr or isinstance(f.type, Map | List | _Raw | _K8s):
+                if f.nullable:
                     out.pop(name, None)
                 continue
             try:
@@ -409,7 +435,7 @@ class Struct(GoType):
                 if strict:
                     raise
                 continue
-            if f.ptr or isinstance(f.type, Struct | Map | List | _Raw | _K8s) or not f.type.zero(d):
+            if f.keep or not f.type.zero(d):
                 out[name] = d
             else:
                 out.pop(name, None)
@@ -417,29 +443,31 @@ class Struct(GoType):
 
     def encode(self, v: Any, strip: bool) -> Any:
         out: dict[str, Any] = {}
-        for f in self.order:
-            name = f.name
-            t = f.type
-            if name in v:
-                x = v[name]
-                if f.omitempty and not f.value_struct and (x is None or (not f.ptr and t.zero(x))):
-                    continue
-                enc = t.encode(x, strip)
-            elif f.ptr or (f.omitempty and not f.value_struct):
-                if not f.omitempty:
-                    out[name] = None
+        fields = self.fields
+        for k, x in v.items():
+            f = fields.get(k)
+            if f is None:
+                if self.open:
+                    out[k] = jcopy(x)
                 continue
-            elif f.value_struct:
-                enc = t.encode({}, strip)
-            else:
-                enc = t.zero_json
+            if f.omit_zero and f.type.zero(x):
+                continue
+            if f.plain:
+                out[k] = x
+                continue
+            enc = f.type.encode(x, strip)
             if strip and f.value_struct and enc == {}:
                 continue
-            out[name] = enc
-        if self.open:
-            for k, x in v.items():
-                if k not in self.fields:
-                    out[k] = jcopy(x)
+            out[k] = enc
+        for f in self.always:
+            if f.name not in v:
+                if f.value_struct:
+                    enc = f.type.encode({}, strip)
+                    if strip and enc == {}:
+                        continue
+                else:
+                    enc = None if f.ptr else f.type.zero_json
+                out[f.name] = enc
         return out
 
     def zero(self, v: Any) -> bool:
