@@ -342,7 +342,8 @@ def _project_sla_from_blob(blob: Obj, dst: Obj) -> None:
     for key in ("isl", "osl"):
         v = sla.get(key)
         if _is_number(v):
-            # JSON numbers are float64 in the blob; the β field is int32 (truncated)
+            # JSON numbers are float64 in the blob; the β field is int32 (truncated). isl/osl live
+            # inside the α "sla" object, so a β workload without sla comes back with sla: {}
             dst.setdefault("workload", {})[key] = _go_int32(float(v))
 
 
@@ -496,7 +497,7 @@ def _restore_hub_only_spec(restored: Obj, dst: Obj) -> None:
     if features is not None and features.get("mocker") is not None and not features["mocker"].get("enabled"):
         df: Obj = dst.setdefault("features", {})
         if df.get("mocker") is None:
-            df["mocker"] = {}
+            df["mocker"] = {}  # {enabled: false}: the false is omitted, the {} marker stays
     if restored.get("searchStrategy"):
         dst["searchStrategy"] = restored["searchStrategy"]
 
@@ -577,6 +578,8 @@ def _spec_to_alpha(src: Obj, restored: Obj | None, save: Obj) -> Obj:
     dst["profilingConfig"] = pc
     if blob is not None:
         pc["config"] = blob
+    # image comes back as profilerImage only, so an α workersImage that was the β image (no
+    # profilerImage) returns as profilerImage too: that round trip is lossy upstream
     if src.get("image"):
         pc["profilerImage"] = src["image"]
 
@@ -729,6 +732,7 @@ def _hub_only_job(job: Obj | None) -> Obj | None:
 
 
 def _state_to_phase(state: str, deployment: Obj | None) -> str:
+    # "" maps to Pending and is not saved, so an empty α state comes back as Pending
     if state in ("", "Pending"):
         return "Pending"
     if state == "Profiling":

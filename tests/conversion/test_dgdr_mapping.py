@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from conversion import dgdr
+from conversion import ConversionError, convert, dgdr
 from tests.conversion.test_dgdr_helpers import (
     ALPHA,
     ANN_SPEC,
     ANN_STATUS,
     BETA,
     a2b,
+    alpha,
     anns,
     b2a,
     beta,
@@ -295,9 +296,17 @@ def test_stale_remainder_cannot_bring_back_projected_leaves() -> None:
     assert out["spec"]["profilingConfig"]["config"] == {"sla": {"note": "n", "itl": 9}}
 
 
-def test_config_not_an_object_is_an_error() -> None:
-    with pytest.raises(dgdr.ConversionError, match=r"^failed to parse ProfilingConfig\.Config: "):
-        a2b({"profilingConfig": {"config": [1, 2]}})
+@pytest.mark.parametrize(
+    ("config", "kind"), [([1, 2], "array"), ("x", "string"), (3, "number"), (True, "bool")]
+)
+def test_config_not_an_object_is_an_error(config: object, kind: str) -> None:
+    message = f"failed to parse ProfilingConfig.Config: json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+    with pytest.raises(ConversionError) as direct:
+        a2b({"profilingConfig": {"config": config}})
+    assert str(direct.value) == message
+    with pytest.raises(ConversionError) as routed:
+        convert(alpha({"profilingConfig": {"config": config}}), BETA)
+    assert str(routed.value) == message
 
 
 # ---------------------------------------------------------- profilingConfig.resources
@@ -645,3 +654,70 @@ def test_deployment_info_saved_and_restored_while_dgd_name_matches() -> None:
     assert dgdr.alpha_to_beta(out)["status"]["deploymentInfo"] == info
     out["status"]["deployment"]["name"] = "e"
     assert "deploymentInfo" not in dgdr.alpha_to_beta(out)["status"]
+
+
+# ================================================================ lossy shapes (upstream)
+
+
+def test_workload_without_sla_comes_back_with_empty_sla() -> None:
+    alpha = b2a({"model": "m", "workload": {"isl": 100}})
+    assert alpha["spec"]["profilingConfig"]["config"] == {"sla": {"isl": 100}}
+    assert dgdr.alpha_to_beta(alpha)["spec"]["sla"] == {}
+
+
+def test_workers_image_alone_comes_back_as_profiler_image() -> None:
+    beta = a2b({"model": "m", "deploymentOverrides": {"workersImage": "w:1"}})
+    back = dgdr.beta_to_alpha(beta)
+    assert back["spec"]["profilingConfig"]["profilerImage"] == "w:1"
+
+
+def test_live_model_cache_replaces_saved_model_cache_object() -> None:
+    beta = a2b({"profilingConfig": {"config": {"deployment": {"modelCache": {"pvcName": "p", "x": 1}}}}})
+    assert spec_payload(beta)["profilingConfig"]["config"] == {"deployment": {"modelCache": {"x": 1}}}  # type: ignore[index]
+    back = dgdr.beta_to_alpha(beta)
+    assert back["spec"]["profilingConfig"]["config"] == {"deployment": {"modelCache": {"pvcName": "p"}}}
+
+
+def test_empty_alpha_state_comes_back_pending() -> None:
+    beta = a2b({"model": "m"}, {"state": ""})
+    assert beta["status"]["phase"] == "Pending"
+    assert dgdr.beta_to_alpha(beta)["status"]["state"] == "Pending"
+
+
+def test_empty_alpha_resources_create_a_name_only_profiler() -> None:
+    beta = a2b({"profilingConfig": {"resources": {}}})
+    assert beta["spec"]["overrides"]["profilingJob"]["template"]["spec"]["containers"] == [
+        {"name": "profiler"}
+    ]
+    back = dgdr.beta_to_alpha(beta)
+    assert "resources" not in back["spec"]["profilingConfig"]
+    assert spec_payload(back)["overrides"]["profilingJob"]["template"]["spec"]["containers"] == [  # type: ignore[index]
+        {"name": "profiler", "resources": {}}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [(2**31 - 1, 2**31 - 1), (2**31, -(2**31)), (-1.9, -1), (1e12, -(2**31))]
+)
+def test_isl_out_of_int32_range_converts_like_amd64(value: float, expected: int) -> None:
+    beta = a2b({"profilingConfig": {"config": {"sla": {"isl": value}}}})
+    assert beta["spec"]["workload"]["isl"] == expected
+
+
+def test_sole_profiler_dropped_from_saved_job_leaves_empty_container_list() -> None:
+    job = {
+        "backoffLimit": 3,
+        "template": {"spec": {"containers": [{"name": "profiler", "resources": {"limits": {"cpu": "1"}}}]}},
+    }
+    alpha = b2a({"overrides": {"profilingJob": job}})
+    saved = spec_payload(alpha)["overrides"]["profilingJob"]  # type: ignore[index]
+    assert saved["backoffLimit"] == 3
+    assert saved["template"]["spec"]["containers"] == []
+    assert dgdr.alpha_to_beta(alpha)["spec"]["overrides"]["profilingJob"] == job
+
+
+def test_unnamed_live_container_saved_as_profiler() -> None:
+    job = {"template": {"spec": {"containers": [{"image": "legacy"}, {"name": "aux"}]}}}
+    alpha = b2a({"overrides": {"profilingJob": job}})
+    saved = spec_payload(alpha)["overrides"]["profilingJob"]["template"]["spec"]["containers"]  # type: ignore[index]
+    assert [c["name"] for c in saved] == ["profiler", "aux"]
