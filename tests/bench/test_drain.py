@@ -85,5 +85,6 @@ def test_sigterm_drains_one_process(certs: tuple[Path, Path], tmp_path: Path) ->
     _drain(certs, tmp_path, workers=1)
 
 
+@pytest.mark.slow
 def test_sigterm_drains_every_worker(certs: tuple[Path, Path], tmp_path: Path) -> None:
     _drain(certs, tmp_path, workers=2)

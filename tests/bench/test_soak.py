@@ -30,7 +30,7 @@ from bench.harness import (
 from certs import pki
 from tests.bench.helpers import context, peer_cert
 
-SOAK_CI_SECONDS = 15.0
+SOAK_CI_SECONDS = 10.0
 SOAK_SLOW_SECONDS = 600.0
 
 
@@ -78,7 +78,7 @@ def test_soak_32_connections(server: ServerProcess, certs: tuple[Path, Path], bo
     ca_file = certs[1]
     spec = write_spec(tmp_path / "spec.json", realistic(bodies))
     warm = run_loadgen(server.port, ca_file, spec, tmp_path / "warm.json", connections=32,
-                       duration=min(5.0, seconds / 5))
+                       duration=min(5.0, seconds / 4))
     assert warm["errors"] == 0, _errors(warm)
     rss_start, fds_start = rss_kib(server.pid), open_fds(server.pid)
     samples: list[int] = []
@@ -133,7 +133,7 @@ def test_malformed_input_mixed_with_good_traffic(server: ServerProcess, certs: t
         _bad("invalid-utf8", b'{"apiVersion":"\xff\xfe"}', 400),
     ]
     summary = run_loadgen(server.port, ca_file, write_spec(tmp_path / "spec.json", spec), tmp_path / "out.json",
-                          connections=16, duration=6)
+                          connections=16, duration=4)
     kinds = summary["kinds"]
     print("\nmalformed mix:", {name: (k["ok"], k["errors"]) for name, k in kinds.items()})
     for entry in spec:
@@ -147,11 +147,11 @@ def test_cert_rotation_under_load(server: ServerProcess, certs: tuple[Path, Path
     ca = pki.KeyPair((cert_dir / "ca.crt").read_bytes(), (cert_dir / "ca.key").read_bytes())
     spec = write_spec(tmp_path / "spec.json", realistic(bodies))
     # New connections keep coming (a handshake every 10 requests per connection).
-    load = start_loadgen(server.port, ca_file, spec, tmp_path / "out.json", connections=16, duration=8,
+    load = start_loadgen(server.port, ca_file, spec, tmp_path / "out.json", connections=16, duration=6,
                          new_connection_every=10)
     expected = b""
     for i in range(2):
-        time.sleep(2.0)
+        time.sleep(1.5)
         fresh = pki.generate_serving_cert(ca, ["localhost"], ["127.0.0.1"])
         staging = cert_dir.parent / f"staging-{i}"
         staging.mkdir(exist_ok=True)
@@ -189,7 +189,7 @@ def _dribble(port: int, ca_file: Path, body: bytes, stop: threading.Event, statu
         statuses.append(-1)
 
 
-@pytest.mark.parametrize("seconds", [6.0, pytest.param(60.0, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("seconds", [4.0, pytest.param(60.0, marks=pytest.mark.slow)])
 def test_huge_and_slow_requests_do_not_starve_small_ones(
     server: ServerProcess, certs: tuple[Path, Path], bodies: dict[str, Path], tmp_path: Path, seconds: float
 ) -> None:
