@@ -721,3 +721,84 @@ def test_unnamed_live_container_saved_as_profiler() -> None:
     alpha = b2a({"overrides": {"profilingJob": job}})
     saved = spec_payload(alpha)["overrides"]["profilingJob"]["template"]["spec"]["containers"]  # type: ignore[index]
     assert [c["name"] for c in saved] == ["profiler", "aux"]
+
+
+@pytest.mark.parametrize(
+    ("config", "remainder"),
+    [
+        (
+            {
+                "sla": {
+                    "ttft": 10,
+                    "itl": 20,
+                    "optimizationType": "latency",
+                    "isl": 30,
+                    "osl": 40,
+                    "custom": "k",
+                },
+                "deployment": {
+                    "modelCache": {
+                        "pvcName": "c",
+                        "modelPathInPvc": "/m",
+                        "pvcMountPath": "/c",
+                        "custom": "k",
+                    },
+                    "unrelated": "k",
+                },
+                "planner": {"enabled": True},
+                "top": "k",
+            },
+            {
+                "sla": {"custom": "k"},
+                "deployment": {"modelCache": {"custom": "k"}, "unrelated": "k"},
+                "top": "k",
+            },
+        ),
+        (
+            {
+                "sla": {
+                    "ttft": "not-a-number",
+                    "itl": False,
+                    "optimizationType": "priority",
+                    "isl": "1024",
+                    "osl": None,
+                },
+                "deployment": {"modelCache": {"pvcName": 123, "modelPathInPvc": "", "pvcMountPath": False}},
+                "planner": [],
+            },
+            {
+                "sla": {
+                    "ttft": "not-a-number",
+                    "itl": False,
+                    "optimizationType": "priority",
+                    "isl": "1024",
+                    "osl": None,
+                },
+                "deployment": {"modelCache": {"pvcName": 123, "modelPathInPvc": "", "pvcMountPath": False}},
+                "planner": [],
+            },
+        ),
+        (
+            {
+                "sla": {"ttft": 10},
+                "deployment": {"modelCache": {"pvcName": "c"}},
+                "planner": {"enabled": True},
+            },
+            None,
+        ),
+    ],
+    ids=["projected-leaves-stripped", "typed-looking-values-kept", "emptied-containers-removed"],
+)
+def test_config_remainder_strips_exactly_the_projected_leaves(
+    config: dict[str, object], remainder: object
+) -> None:
+    beta = a2b({"profilingConfig": {"config": config}})
+    payload = spec_payload(beta)
+    assert (payload["profilingConfig"]["config"] if payload else None) == remainder
+    back = dgdr.beta_to_alpha(beta)["spec"]["profilingConfig"]["config"]
+    mc = config.get("deployment", {}).get("modelCache", {})  # type: ignore[attr-defined]
+    if isinstance(mc.get("pvcName"), str) and mc.get("pvcName"):
+        # the live modelCache replaces the whole object: its unprojectable keys do not come back
+        mc = {k: v for k, v in mc.items() if k in ("pvcName", "modelPathInPvc", "pvcMountPath")}
+        config = {**config, "deployment": {**config["deployment"], "modelCache": mc}}  # type: ignore[dict-item]
+    assert back == config
