@@ -47,9 +47,12 @@ def convert(obj: dict[str, Any], desired_api_version: str) -> dict[str, Any]:
     if version == desired_api_version:
         # The apiserver never sends such objects; they pass through unchanged.
         return deep_copy(obj)  # type: ignore[no-any-return]
+    name = f"conversion.{_MODULES[kind]}"
     try:
-        module = importlib.import_module(f"conversion.{_MODULES[kind]}")
-    except ImportError as exc:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
         raise ConversionError(f"conversion of kind {kind} is not available") from exc
     fn = module.alpha_to_beta if desired_api_version == BETA else module.beta_to_alpha
     try:

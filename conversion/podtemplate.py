@@ -59,6 +59,11 @@ def _deep_copy_py(v: Any) -> Any:
     return v
 
 
+def _absent(v: Any) -> bool:
+    # Kubernetes booleans and integers are mostly pointers: false and 0 are values.
+    return v is None or v == "" or v == [] or v == {}
+
+
 def _zero(v: Any) -> bool:
     return v is None or v is False or v == "" or (v == 0 and type(v) in (int, float)) or v == [] or v == {}
 
@@ -73,7 +78,7 @@ def sem(v: Any) -> Any:
         out = {}
         for k, x in v.items():
             n = sem(x)
-            if not _zero(n):
+            if not _absent(n):
                 out[k] = n
         return out
     if isinstance(v, list):
@@ -94,7 +99,7 @@ def container_is_empty(c: dict[str, Any] | None) -> bool:
     for k, v in c.items():
         if k == "name":
             continue
-        if not _zero(sem(v)):
+        if not _absent(sem(v)):
             return False
     return True
 
@@ -104,12 +109,12 @@ def container_has_only_name(c: dict[str, Any]) -> bool:
 
 
 def pod_spec_is_zero(p: dict[str, Any] | None) -> bool:
-    return p is None or _zero(sem(p))
+    return p is None or _absent(sem(p))
 
 
 def pod_template_is_zero(t: dict[str, Any] | None) -> bool:
     """``podTemplateIsZero``: a present template equal to the zero PodTemplateSpec."""
-    return t is not None and _zero(sem(t))
+    return t is not None and _absent(sem(t))
 
 
 def find_container(containers: list[dict[str, Any]] | None, name: str) -> dict[str, Any] | None:
