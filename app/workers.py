@@ -75,8 +75,9 @@ def prepare_multiprocess_dir() -> tuple[Path, bool]:
     else:
         path, owned = Path(tempfile.mkdtemp(prefix="dynamo-webhook-metrics-")), True
         os.environ[MULTIPROC_ENV] = str(path)
-    # Metrics created from here on in this process (the cert loop's) are shared too.
-    values.ValueClass = values.MultiProcessValue()  # type: ignore[no-untyped-call]
+    if values.ValueClass is values.MutexValue:
+        # Metrics created from here on in this process (the cert loop's) are shared too.
+        values.ValueClass = values.MultiProcessValue()  # type: ignore[no-untyped-call]
     return path, owned
 
 
@@ -132,8 +133,18 @@ def _worker_services(settings: Settings, cert_ready: Any | None) -> ClusterServi
     return services
 
 
-def worker_main(index: int, settings_data: dict[str, Any], sock: socket.socket, cert_ready: Any | None) -> None:
+def _exit_with_parent(parent: int) -> None:
+    """A worker whose supervisor is gone (killed) stops gracefully instead of serving on."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def worker_main(
+    index: int, settings_data: dict[str, Any], sock: socket.socket, cert_ready: Any | None, supervisor: int
+) -> None:
     """Entry point of one worker process (spawned; imports happen after the metrics dir is set)."""
+    threading.Thread(target=_exit_with_parent, args=(supervisor,), daemon=True).start()
     settings = Settings(**settings_data)
     configure_logging(settings.log_format, settings.log_level)
     cert_file, key_file = settings.cert_dir / "tls.crt", settings.cert_dir / "tls.key"
@@ -181,7 +192,7 @@ class Supervisor:
     def spawn(self, slot: _Slot) -> None:
         process = self._ctx.Process(
             target=worker_main,
-            args=(slot.index, self._data, self.sock, self.cert_ready),
+            args=(slot.index, self._data, self.sock, self.cert_ready, os.getpid()),
             name=f"dynamo-webhook-worker-{slot.index}",
         )
         process.start()

@@ -125,3 +125,23 @@ def _is_zombie_of_gone_parent(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+@pytest.mark.slow
+def test_workers_stop_when_the_supervisor_is_killed(certs: tuple[Path, Path], tmp_path: Path) -> None:
+    srv = start_webhook(certs[0], tmp_path, workers=2)
+    try:
+        deadline = time.monotonic() + 60
+        while len(worker_pids(srv.pid)) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        time.sleep(2.0)  # let the workers finish starting
+        workers = worker_pids(srv.pid)
+        srv.signal(signal.SIGKILL)
+        srv.proc.wait(10)
+        deadline = time.monotonic() + 30
+        while any(Path(f"/proc/{pid}").exists() and not _is_zombie_of_gone_parent(pid) for pid in workers):
+            assert time.monotonic() < deadline, "workers kept running without their supervisor"
+            time.sleep(0.2)
+    finally:
+        srv.stop()
