@@ -802,3 +802,19 @@ def test_config_remainder_strips_exactly_the_projected_leaves(
         mc = {k: v for k, v in mc.items() if k in ("pvcName", "modelPathInPvc", "pvcMountPath")}
         config = {**config, "deployment": {**config["deployment"], "modelCache": mc}}  # type: ignore[dict-item]
     assert back == config
+
+
+def test_config_numbers_travel_as_float64() -> None:
+    # the blob is decoded into map[string]any: every number becomes a float64
+    beta = a2b({"profilingConfig": {"config": {"big": 12345678901234567891, "f": 2.50}}})
+    remainder = spec_payload(beta)["profilingConfig"]["config"]  # type: ignore[index]
+    assert remainder == {"big": float(12345678901234567891), "f": 2.5}
+    back = dgdr.beta_to_alpha(beta)["spec"]["profilingConfig"]["config"]
+    assert back == {"big": 12345678901234567168, "f": 2.5}
+
+
+def test_config_number_beyond_float64_is_a_parse_error() -> None:
+    with pytest.raises(
+        ConversionError, match=r"^failed to parse ProfilingConfig\.Config: json: cannot unmarshal number"
+    ):
+        a2b({"profilingConfig": {"config": {"sla": {"ttft": 10**400}}}})
