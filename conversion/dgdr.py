@@ -185,7 +185,7 @@ def _root_part(obj: Obj, key: str, t: Struct) -> Obj:
     return decoded
 
 
-# ================================================================ profiling job helpers
+# ============================================================= profiling job containers
 
 
 def _pod_spec(job: Obj) -> Obj:

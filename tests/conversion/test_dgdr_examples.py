@@ -10,7 +10,7 @@ import yaml
 
 from conversion import convert, dgdr
 from conversion.compare import diff_paths, normalize
-from tests.conversion.test_dgdr_helpers import ALPHA, BETA, a2b, anns, b2a, spec_payload, status_payload
+from tests.conversion.test_dgdr_builders import ALPHA, BETA, a2b, anns, b2a, spec_payload, status_payload
 
 MANIFESTS = sorted(
     (Path(__file__).parent.parent / "fixtures" / "conversion" / "dgdr-manifests").glob("*.yaml")

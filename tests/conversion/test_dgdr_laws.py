@@ -417,7 +417,7 @@ alpha_objects = randoms.map(r_alpha)
 beta_objects = randoms.map(r_beta)
 
 
-# -------------------------------------------------------------------------- helpers
+# ----------------------------------------------------------------------- comparison
 
 
 def n(obj: Obj) -> Any:

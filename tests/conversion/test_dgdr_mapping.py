@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conversion import ConversionError, convert, dgdr
-from tests.conversion.test_dgdr_helpers import (
+from tests.conversion.test_dgdr_builders import (
     ALPHA,
     ANN_SPEC,
     ANN_STATUS,

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conversion import dgdr
-from tests.conversion.test_dgdr_helpers import (
+from tests.conversion.test_dgdr_builders import (
     ANN_SPEC,
     ANN_STATUS,
     a2b,
