@@ -19,6 +19,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from app.dispatch import Outcome, review_admission, review_conversion
 from app.observability import (
@@ -216,6 +217,25 @@ def _record(path: str, review_type: ReviewType, outcome: Outcome, elapsed: float
     log.info("review", extra=extra)
 
 
+class WebhookApp(FastAPI):
+    """The FastAPI app, with review requests (``POST`` to a webhook path) handed straight to
+    their endpoint: they use no middleware, dependency or exception handler, so the routing and
+    middleware layers are skipped for them (about a tenth of a small review's CPU time). Every
+    other request goes through FastAPI as usual."""
+
+    review_endpoints: dict[str, Callable[[Request], Coroutine[Any, Any, Response]]]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            endpoint = self.review_endpoints.get(scope["path"])
+            if endpoint is not None:
+                scope["app"] = self
+                response = await endpoint(Request(scope, receive, send))
+                await response(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(state: AppState) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -231,7 +251,7 @@ def create_app(state: AppState) -> FastAPI:
                 except (TimeoutError, asyncio.CancelledError):
                     task.cancel()
 
-    app = FastAPI(title="dynamo-webhook", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app = WebhookApp(title="dynamo-webhook", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.webhook = state
 
     async def healthz(request: Request) -> Response:
@@ -252,7 +272,8 @@ def create_app(state: AppState) -> FastAPI:
     async def metrics(request: Request) -> Response:
         return Response(metrics_payload(), media_type=CONTENT_TYPE_LATEST)
 
-    routes = [Route(r.path, _review_endpoint(r, state), methods=["POST"]) for r in WEBHOOK_ROUTES]
+    app.review_endpoints = {r.path: _review_endpoint(r, state) for r in WEBHOOK_ROUTES}
+    routes = [Route(path, endpoint, methods=["POST"]) for path, endpoint in app.review_endpoints.items()]
     routes += [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
