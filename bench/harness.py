@@ -89,14 +89,24 @@ def worker_pids(pid: int) -> list[int]:
 class ServerProcess:
     """A server subprocess on loopback with its log in a file (an undrained pipe would block it)."""
 
-    def __init__(self, name: str, argv: Sequence[str], port: int, log_path: Path,
-                 env: dict[str, str] | None = None, start_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        port: int,
+        log_path: Path,
+        env: dict[str, str] | None = None,
+        start_timeout: float = 60.0,
+    ) -> None:
         self.name = name
         self.port = port
         self.log_path = log_path
         self._log: TextIO = log_path.open("w")
         self.proc = subprocess.Popen(
-            list(argv), cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
+            list(argv),
+            cwd=ROOT,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
         )
         self.wait_listening(start_timeout)
@@ -144,15 +154,40 @@ class ServerProcess:
         self.stop()
 
 
-def start_webhook(cert_dir: Path, workdir: Path, *, workers: int = 1, extra: Sequence[str] = (),
-                  env: dict[str, str] | None = None, metrics_port: int | None = None,
-                  log_level: str = "info") -> ServerProcess:
+def start_webhook(
+    cert_dir: Path,
+    workdir: Path,
+    *,
+    workers: int = 1,
+    extra: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    metrics_port: int | None = None,
+    log_level: str = "info",
+) -> ServerProcess:
     port = free_port()
     argv = [
-        str(WEBHOOK_EXE), "serve", "--host", LOOPBACK, "--port", str(port),
-        "--metrics-host", LOOPBACK, "--metrics-port", str(metrics_port if metrics_port is not None else free_port()),
-        "--cert-dir", str(cert_dir), "--cert-mode", "dev", "--workers", str(workers),
-        "--log-format", "json", "--log-level", log_level, "--no-print-curl", *extra,
+        str(WEBHOOK_EXE),
+        "serve",
+        "--host",
+        LOOPBACK,
+        "--port",
+        str(port),
+        "--metrics-host",
+        LOOPBACK,
+        "--metrics-port",
+        str(metrics_port if metrics_port is not None else free_port()),
+        "--cert-dir",
+        str(cert_dir),
+        "--cert-mode",
+        "dev",
+        "--workers",
+        str(workers),
+        "--log-format",
+        "json",
+        "--log-level",
+        log_level,
+        "--no-print-curl",
+        *extra,
     ]
     return ServerProcess("dynamo-webhook", argv, port, workdir / f"webhook-{port}.log", env=env)
 
@@ -163,11 +198,33 @@ def start_echo(cert_dir: Path, workdir: Path) -> ServerProcess:
     return ServerProcess("echo", argv, port, workdir / f"echo-{port}.log")
 
 
-def loadgen_argv(port: int, cafile: Path, spec_file: Path, *, connections: int, duration: float,
-                 rate: float | None = None, max_requests: int | None = None, new_connection_every: int = 0,
-                 out: Path | None = None) -> list[str]:
-    argv = [PYTHON, "-m", "bench.loadgen", "--port", str(port), "--cafile", str(cafile), "--spec", str(spec_file),
-            "--connections", str(connections), "--duration", str(duration)]
+def loadgen_argv(
+    port: int,
+    cafile: Path,
+    spec_file: Path,
+    *,
+    connections: int,
+    duration: float,
+    rate: float | None = None,
+    max_requests: int | None = None,
+    new_connection_every: int = 0,
+    out: Path | None = None,
+) -> list[str]:
+    argv = [
+        PYTHON,
+        "-m",
+        "bench.loadgen",
+        "--port",
+        str(port),
+        "--cafile",
+        str(cafile),
+        "--spec",
+        str(spec_file),
+        "--connections",
+        str(connections),
+        "--duration",
+        str(duration),
+    ]
     if rate:
         argv += ["--rate", str(rate)]
     if max_requests:
@@ -184,16 +241,22 @@ def write_spec(path: Path, entries: list[dict[str, Any]]) -> Path:
     return path
 
 
-def start_loadgen(port: int, cafile: Path, spec_file: Path, out: Path, **kwargs: Any) -> subprocess.Popen[bytes]:
+def start_loadgen(
+    port: int, cafile: Path, spec_file: Path, out: Path, **kwargs: Any
+) -> subprocess.Popen[bytes]:
     """Start the load generator in the background; read the summary with :func:`finish_loadgen`."""
-    return subprocess.Popen(loadgen_argv(port, cafile, spec_file, out=out, **kwargs), cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        loadgen_argv(port, cafile, spec_file, out=out, **kwargs),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def finish_loadgen(proc: subprocess.Popen[bytes], out: Path, timeout: float) -> dict[str, Any]:
     try:
         _, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except BaseException:  # timed out, or the caller was interrupted: never leave load running
         proc.kill()
         proc.communicate()
         raise

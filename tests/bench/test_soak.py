@@ -72,7 +72,9 @@ def _errors(summary: dict[str, Any]) -> dict[str, Any]:
     return {name: k["error_samples"] for name, k in summary["kinds"].items() if k["errors"]}
 
 
-@pytest.mark.parametrize("seconds", [SOAK_CI_SECONDS, pytest.param(SOAK_SLOW_SECONDS, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("seconds", [
+    SOAK_CI_SECONDS, pytest.param(SOAK_SLOW_SECONDS, marks=[pytest.mark.slow, pytest.mark.timeout(SOAK_SLOW_SECONDS + 300)])
+])
 def test_soak_32_connections(server: ServerProcess, certs: tuple[Path, Path], bodies: dict[str, Path],
                              tmp_path: Path, seconds: float) -> None:
     ca_file = certs[1]
