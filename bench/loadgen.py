@@ -73,7 +73,11 @@ def load_spec(spec: list[dict[str, Any]], host: str) -> list[Kind]:
     kinds = []
     for entry in spec:
         # "body": inline, one character per byte (latin-1), so any byte sequence can be sent.
-        body = Path(entry["body_file"]).read_bytes() if "body_file" in entry else entry.get("body", "").encode("latin-1")
+        body = (
+            Path(entry["body_file"]).read_bytes()
+            if "body_file" in entry
+            else entry.get("body", "").encode("latin-1")
+        )
         kinds.append(
             Kind(
                 name=str(entry["name"]),
@@ -134,8 +138,9 @@ class Run:
 
     async def connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(self.host, self.port, ssl=self.ctx, server_hostname="localhost",
-                                    limit=1 << 26),
+            asyncio.open_connection(
+                self.host, self.port, ssl=self.ctx, server_hostname="localhost", limit=1 << 26
+            ),
             REQUEST_TIMEOUT,
         )
         self.connections_opened += 1
@@ -174,8 +179,15 @@ class Run:
                 try:
                     writer.write(kind.request)
                     status, body, keep_alive = await asyncio.wait_for(read_response(reader), REQUEST_TIMEOUT)
-                except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
-                        ssl.SSLError, ValueError, IndexError) as exc:
+                except (
+                    OSError,
+                    TimeoutError,
+                    asyncio.IncompleteReadError,
+                    asyncio.LimitOverrunError,
+                    ssl.SSLError,
+                    ValueError,
+                    IndexError,
+                ) as exc:
                     kind.record(int(scheduled - self.started), False, 0.0, f"request: {exc!r}")
                     writer.close()
                     conn = None
@@ -261,8 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=10.0, help="seconds (hard upper bound 3600)")
     parser.add_argument("--rate", type=float, default=None, help="total requests/s (open loop)")
     parser.add_argument("--max-requests", type=int, default=None)
-    parser.add_argument("--new-connection-every", type=int, default=0,
-                        help="close and reopen a connection after this many requests (0: keep)")
+    parser.add_argument(
+        "--new-connection-every",
+        type=int,
+        default=0,
+        help="close and reopen a connection after this many requests (0: keep)",
+    )
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
@@ -287,8 +303,12 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     with asyncio.Runner(loop_factory=loop_factory) as runner:
         runner.run(run.run())
-    summary = summarize(run, min(time.perf_counter() - started, run.duration) if run.max_requests is None
-                        else time.perf_counter() - started)
+    summary = summarize(
+        run,
+        min(time.perf_counter() - started, run.duration)
+        if run.max_requests is None
+        else time.perf_counter() - started,
+    )
     text = json.dumps(summary)
     if args.out:
         Path(args.out).write_text(text)
