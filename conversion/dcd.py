@@ -7,6 +7,7 @@ the record ``{"path":"serviceName","nil":true}`` so β→α can empty it again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from conversion import component as comp
@@ -79,6 +80,27 @@ def _decode(value: Any, schema: Struct, what: str) -> J:
         raise ConversionError(str(exc)) from exc
 
 
+def _decode_live(spec: Any, canon: Callable[[J], J]) -> tuple[str, J]:
+    """Decode a live DCD spec: ``backendFramework`` plus the shared spec (decoded once)."""
+    if spec is None:
+        return "", {}
+    if not isinstance(spec, dict):
+        raise ConversionError("json: cannot unmarshal spec: expected an object")
+    try:
+        backend = (
+            _decode({"backendFramework": spec["backendFramework"]}, _BACKEND, "spec")
+            if "backendFramework" in spec
+            else {}
+        )
+        shared = canon({k: v for k, v in spec.items() if k != "backendFramework"})
+    except GoTypeError as exc:
+        raise ConversionError(str(exc)) from exc
+    return backend.get("backendFramework", ""), shared
+
+
+_BACKEND = Struct((Field("backendFramework", "string"),))
+
+
 def _split_backend(spec: J) -> tuple[str, J]:
     shared = dict(spec)
     return shared.pop("backendFramework", ""), shared
@@ -97,8 +119,7 @@ def alpha_to_beta(obj: J) -> J:
     scrub(meta, (ANN_SPEC, ANN_STATUS))
     object_name = meta.get("name", "") or ""
 
-    backend, shared = _split_backend(_decode(obj.get("spec"), ALPHA_SPEC, "spec"))
-    shared = comp.canon_alpha_shared(shared)
+    backend, shared = _decode_live(obj.get("spec"), comp.canon_alpha_shared)
     rshared: J | None = None
     if restored is not None:
         _, rshared = _split_backend(restored)
@@ -164,8 +185,7 @@ def beta_to_alpha(obj: J) -> J:
             empty_name = any(r.get("path") == EMPTY_SERVICE_NAME_PATH and r.get("nil") for r in got[1])
     restored_status = read_status_payload(meta, ANN_STATUS, ALPHA_STATUS)
 
-    backend, shared = _split_backend(_decode(obj.get("spec"), BETA_SPEC, "spec"))
-    shared = comp.canon_beta_shared(shared)
+    backend, shared = _decode_live(obj.get("spec"), comp.canon_beta_shared)
     rshared: J | None = None
     if restored is not None:
         _, rshared = _split_backend(restored)

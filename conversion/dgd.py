@@ -89,6 +89,11 @@ ALPHA_SPEC = Struct(
         ),
     )
 )
+# Live objects are decoded in two steps (root, then each component through the component
+# module) so that components are decoded once.
+ALPHA_SPEC_LIVE = Struct(
+    tuple(Field(f.name, MapOf(Ptr("object"))) if f.name == "services" else f for f in ALPHA_SPEC.fields)
+)
 BETA_SPEC = Struct(
     (
         *_COMMON,
@@ -99,6 +104,9 @@ BETA_SPEC = Struct(
             Ptr(Struct((Field("clusterTopologyName", "string", False), Field("packDomain", "string")))),
         ),
     )
+)
+BETA_SPEC_LIVE = Struct(
+    tuple(Field(f.name, ListOf("object")) if f.name == "components" else f for f in BETA_SPEC.fields)
 )
 _REPLICA_ALPHA = Struct(
     (
@@ -323,7 +331,7 @@ def alpha_to_beta(obj: J) -> J:
     hub_origin = restored is not None
     scrub(meta, (ANN_SPEC, ANN_STATUS))
 
-    src = _decode_spec(obj.get("spec"), ALPHA_SPEC)
+    src = _decode_spec(obj.get("spec"), ALPHA_SPEC_LIVE)
     for name, svc in (src.get("services") or {}).items():
         if svc is not None:
             src["services"][name] = comp.canon_alpha_shared(svc)
@@ -432,7 +440,7 @@ def beta_to_alpha(obj: J) -> J:
     restored_status = read_status_payload(meta, ANN_STATUS, ALPHA_STATUS)
     scrub(meta, (ANN_SPEC, ANN_STATUS))
 
-    src = _decode_spec(obj.get("spec"), BETA_SPEC)
+    src = _decode_spec(obj.get("spec"), BETA_SPEC_LIVE)
     comps = src.get("components") or []
     src_components = []
     for c in comps:

@@ -277,8 +277,11 @@ def canon_container(c: Any) -> Any:
 
 
 def _canon_containers(v: Any) -> Any:
+    # The pod spec was cleaned already: only the resource quantities remain to do.
     if isinstance(v, list):
-        return [canon_container(c) for c in v]
+        for c in v:
+            if isinstance(c, dict) and "resources" in c:
+                c["resources"] = canon_resource_requirements(c["resources"])
     return v
 
 

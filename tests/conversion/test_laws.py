@@ -17,8 +17,28 @@ J = dict[str, Any]
 PAYLOADS = ("nvidia.com/dgd-spec", "nvidia.com/dgd-status", "nvidia.com/dcd-spec", "nvidia.com/dcd-status")
 
 
+def _cache_mount_first(obj: J) -> J:
+    # Upstream quirk: the position of the compilation-cache mount among the β main
+    # container's volumeMounts is not kept (β→α projects it first; α→β only restores
+    # hub-only mount fields, not their order). Compare with that mount moved first.
+    if obj.get("apiVersion") != BETA:
+        return obj
+    out = copy.deepcopy(obj)
+    spec = out.get("spec") or {}
+    comps = spec.get("components") if out["kind"] == "DynamoGraphDeployment" else [spec]
+    for c in comps or ():
+        cc = c.get("compilationCache")
+        containers = ((c.get("podTemplate") or {}).get("spec") or {}).get("containers") or []
+        main = next((x for x in containers if x.get("name") == "main"), None)
+        if cc is None or main is None or not main.get("volumeMounts"):
+            continue
+        key = (cc.get("pvcName", ""), cc.get("mountPath", ""))
+        main["volumeMounts"].sort(key=lambda m: (m.get("name", ""), m.get("mountPath", "")) != key)
+    return out
+
+
 def _same(a: J, b: J) -> list[str]:
-    return diff_paths(normalize(a), normalize(b))
+    return diff_paths(normalize(_cache_mount_first(a)), normalize(_cache_mount_first(b)))
 
 
 def _without_payloads(obj: J) -> J:
@@ -33,9 +53,9 @@ def _without_payloads(obj: J) -> J:
 
 
 # Each example is a whole multi-component object built from ~100 draws (≈50-90 ms to
-# generate), so these properties run a sixth of the profile's example count: 50 in CI,
-# ~830 with --hypothesis-profile=deep.
-LAW = settings(max_examples=max(20, settings.default.max_examples // 6))
+# generate, several conversions per example), so these properties run a third of the
+# profile's example count: 100 in CI, ~1660 with --hypothesis-profile=deep.
+LAW = settings(max_examples=max(20, settings.default.max_examples // 3))
 
 ALPHAS = st.one_of(alpha_dgd(), alpha_dcd())
 BETAS = st.one_of(beta_dgd(), beta_dcd())
