@@ -332,9 +332,12 @@ def alpha_to_beta(obj: J) -> J:
     scrub(meta, (ANN_SPEC, ANN_STATUS))
 
     src = _decode_spec(obj.get("spec"), ALPHA_SPEC_LIVE)
-    for name, svc in (src.get("services") or {}).items():
-        if svc is not None:
-            src["services"][name] = comp.canon_alpha_shared(svc)
+    try:
+        for name, svc in (src.get("services") or {}).items():
+            if svc is not None:
+                src["services"][name] = comp.canon_alpha_shared(svc)
+    except GoTypeError as exc:
+        raise ConversionError(str(exc)) from exc
     dst: J = {}
     _spec_common(src, dst)
     if "topologyConstraint" in src:
@@ -443,8 +446,11 @@ def beta_to_alpha(obj: J) -> J:
     src = _decode_spec(obj.get("spec"), BETA_SPEC_LIVE)
     comps = src.get("components") or []
     src_components = []
-    for c in comps:
-        src_components.append(comp.canon_beta_shared(c))
+    try:
+        for c in comps:
+            src_components.append(comp.canon_beta_shared(c))
+    except GoTypeError as exc:
+        raise ConversionError(str(exc)) from exc
     dst: J = {}
     _spec_common(src, dst)
     if "topologyConstraint" in src:

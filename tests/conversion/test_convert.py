@@ -1,0 +1,83 @@
+"""The ``conversion.convert`` contract: dispatch, pass-through, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import conversion
+from conversion import ConversionError, convert
+
+ALPHA = "nvidia.com/v1alpha1"
+BETA = "nvidia.com/v1beta1"
+
+
+def _dgd(version: str = ALPHA) -> dict[str, Any]:
+    return {
+        "apiVersion": version,
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g"},
+        "spec": {"services": {"a": {}}},
+    }
+
+
+def test_output_version_and_kind() -> None:
+    out = convert(_dgd(), BETA)
+    assert out["apiVersion"] == BETA
+    assert out["kind"] == "DynamoGraphDeployment"
+    assert out["spec"] == {"components": [{"name": "a"}]}
+
+
+def test_same_version_is_a_deep_copy() -> None:
+    src = _dgd(BETA)
+    out = convert(src, BETA)
+    assert out == src and out is not src
+    out["metadata"]["name"] = "x"
+    assert src["metadata"]["name"] == "g"
+
+
+@pytest.mark.parametrize(
+    ("obj", "desired", "match"),
+    [
+        ([], BETA, "expected a JSON object"),
+        (
+            _dgd(),
+            "nvidia.com/v2",
+            "unsupported desired apiVersion 'nvidia.com/v2' for kind 'DynamoGraphDeployment'",
+        ),
+        (
+            {**_dgd(), "apiVersion": "apps/v1"},
+            BETA,
+            "unsupported apiVersion 'apps/v1' for kind DynamoGraphDeployment",
+        ),
+        ({**_dgd(), "kind": "DynamoModel"}, BETA, "unsupported kind 'DynamoModel'"),
+        ({"apiVersion": ALPHA}, BETA, "unsupported kind None"),
+    ],
+)
+def test_invalid_requests(obj: Any, desired: str, match: str) -> None:
+    with pytest.raises(ConversionError, match=match):
+        convert(obj, desired)
+
+
+def test_unexpected_exception_becomes_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conversion import dgd
+
+    def boom(obj: dict[str, Any]) -> dict[str, Any]:
+        raise KeyError("x")
+
+    monkeypatch.setattr(dgd, "alpha_to_beta", boom)
+    with pytest.raises(ConversionError) as info:
+        convert(_dgd(), BETA)
+    assert str(info.value) == "internal error occurred during conversion"
+    assert isinstance(info.value.__cause__, KeyError)
+
+
+def test_type_mismatch_in_live_object_is_reported() -> None:
+    bad = {**_dgd(), "spec": {"services": {"a": {"replicas": "two"}}}}
+    with pytest.raises(ConversionError, match="cannot unmarshal"):
+        convert(bad, BETA)
+
+
+def test_public_names() -> None:
+    assert conversion.__all__ == ["ConversionError", "convert"]
