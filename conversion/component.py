@@ -657,17 +657,19 @@ def _has_pod_template_content(src: J, origin: bool) -> bool:
     )
 
 
-def _main_from_dedicated(src: J) -> J:
+def _main_from_dedicated(src: J, copy_values: bool = True) -> J:
+    cp = deep_copy if copy_values else _same
     ctr: J = {"name": MAIN}
     if src.get("resources") is not None:
         ctr["resources"] = resources_to_native(src["resources"])
     if src.get("envs"):
-        ctr["env"] = deep_copy(src["envs"])
+        ctr["env"] = cp(src["envs"])
     efs = src.get("envFromSecret")
     if efs:
         ctr["envFrom"] = [{"secretRef": {"name": efs}}]
     for probe in ("livenessProbe", "readinessProbe"):
         if src.get(probe) is not None:
+            # Always copied: merging mainContainer probes edits them in place.
             ctr[probe] = deep_copy(src[probe])
     mounts = src.get("volumeMounts")
     if mounts:
@@ -677,12 +679,19 @@ def _main_from_dedicated(src: J) -> J:
     return ctr
 
 
-def _merge_main(src: J, base: J) -> None:
-    """Overlay ``extraPodSpec.mainContainer`` onto the dedicated-field main container."""
+def _same(v: Any) -> Any:
+    return v
+
+
+def _merge_main(src: J, base: J, copy_values: bool = True) -> None:
+    """Overlay ``extraPodSpec.mainContainer`` onto the dedicated-field main container.
+
+    With ``copy_values=False`` the result shares values with ``src`` (read-only use).
+    """
     mc = _eps_main(src.get("extraPodSpec"))
     if mc is None:
         return
-    main = deep_copy(mc)
+    main = deep_copy(mc) if copy_values else dict(mc)
     base_envs = base.get("env")
     dedicated_mounts = list(base.get("volumeMounts") or [])
     main["name"] = MAIN
@@ -745,8 +754,8 @@ def build_pod_template(src: J | None, origin: bool, has_ref: bool = False) -> J 
 def _semantic_main(src: J | None) -> J:
     if src is None:
         return {"name": MAIN}
-    main = _main_from_dedicated(src)
-    _merge_main(src, main)
+    main = _main_from_dedicated(src, copy_values=False)
+    _merge_main(src, main, copy_values=False)
     main["name"] = MAIN
     return main
 
