@@ -153,7 +153,7 @@ def decode(value: Any, kind: Kind, path: str = "") -> Any:
                 if v is None:
                     out[k] = ""
                 elif not isinstance(v, str):
-                    raise _mismatch(v, "string", f"{path}.{k}")
+                    raise _mismatch(v, "string", path)
                 else:
                     out[k] = v
             return out
@@ -170,7 +170,7 @@ def decode(value: Any, kind: Kind, path: str = "") -> Any:
         return [None if v is None else decode(v, kind.elem, path) for v in value]
     if not isinstance(value, dict):
         raise _mismatch(value, "map", path)
-    return {k: (None if v is None else decode(v, kind.elem, f"{path}.{k}")) for k, v in value.items()}
+    return {k: (None if v is None else decode(v, kind.elem, path)) for k, v in value.items()}
 
 
 def decode_struct(value: Mapping[str, Any], schema: Struct, path: str = "") -> dict[str, Any]:
@@ -182,12 +182,12 @@ def decode_struct(value: Mapping[str, Any], schema: Struct, path: str = "") -> d
             f = schema.by_fold.get(key.casefold())
             if f is None:
                 continue
-        sub = f"{path}.{f.name}" if path else f.name
         if raw is None:
             # null leaves the field at its zero value.
             out.pop(f.name, None)
             continue
-        v = decode(raw, f.kind, sub)
+        # The error names the field only (building full paths costs on the hot path).
+        v = decode(raw, f.kind, f.name)
         # Collections keep the nil/empty distinction (an empty list or map is present);
         # omitempty scalars at their zero value are absent.
         if f.omitempty and not isinstance(f.kind, (Ptr, Struct)) and _is_zero_scalar(v):
