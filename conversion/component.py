@@ -6,6 +6,17 @@ the nil/empty distinction. ``to_hub`` converts v1alpha1 → v1beta1 and fills th
 ``from_hub`` converts v1beta1 → v1alpha1 and fills the hub-only save.
 """
 
+# Upstream quirks reproduced here (each follows from the pinned Go code, not from a design):
+# * A single compilation-cache mount does not keep its position among the α volumeMounts:
+#   β→α projects it first, and restored origin splits (restorePreservedVolumeMountOrigins)
+#   put it after the plain mounts; nor does it keep its position in the β main container.
+# * ``extraPodSpec.mainContainer: {}`` (no fields) is pruned on the way back.
+# * A mainContainer ``envFrom`` equal to ``[{secretRef: envFromSecret}]`` is folded into
+#   ``envFromSecret`` and does not come back on mainContainer.
+# * A mount declared both in ``volumeMounts`` and in mainContainer collapses into one.
+# * An α extraPodSpec container named ``sidecar-frontend`` next to ``frontendSidecar`` is
+#   used as the sidecar; the frontendSidecar image/args are then rebuilt from it.
+
 from __future__ import annotations
 
 from functools import lru_cache

@@ -24,6 +24,7 @@ from conversion.payloads import (
     GoTypeError,
     Ptr,
     Struct,
+    apply_epp_records,
     decode_struct,
     get_annotation,
     has_annotation,
@@ -115,6 +116,7 @@ def alpha_to_beta(obj: J) -> J:
         got = read_spec_payload(raw, BETA_SPEC)
         if got is not None:
             restored = got[0]
+            apply_epp_records((restored.get("eppConfig") or {}).get("config"), "eppConfig/config", got[1])
     hub_origin = restored is not None
     scrub(meta, (ANN_SPEC, ANN_STATUS))
     object_name = meta.get("name", "") or ""
@@ -182,6 +184,7 @@ def beta_to_alpha(obj: J) -> J:
         got = read_spec_payload(raw, ALPHA_SPEC)
         if got is not None:
             restored = got[0]
+            apply_epp_records((restored.get("eppConfig") or {}).get("config"), "eppConfig/config", got[1])
             empty_name = any(r.get("path") == EMPTY_SERVICE_NAME_PATH and r.get("nil") for r in got[1])
     restored_status = read_status_payload(meta, ANN_STATUS, ALPHA_STATUS)
 

@@ -18,6 +18,7 @@ from conversion.payloads import (
     MapOf,
     Ptr,
     Struct,
+    apply_epp_records,
     decode_struct,
     get_annotation,
     has_annotation,
@@ -328,6 +329,10 @@ def alpha_to_beta(obj: J) -> J:
         got = read_spec_payload(raw, BETA_SPEC)
         if got is not None:
             restored = got[0]
+            for i, rc in enumerate(restored.get("components") or ()):
+                apply_epp_records(
+                    (rc.get("eppConfig") or {}).get("config"), f"components/{i}/eppConfig/config", got[1]
+                )
     hub_origin = restored is not None
     scrub(meta, (ANN_SPEC, ANN_STATUS))
 
@@ -358,6 +363,7 @@ def alpha_to_beta(obj: J) -> J:
         restored_by_name[rc.get("name", "")] = rc
     services = src.get("services") or {}
     if services:
+        # Byte-wise order: upper case sorts before lower case ("Frontend" < "decode").
         names = sorted(services, key=_byte_key)
         rnames = [rc.get("name", "") for rc in restored_components]
         if restored is not None and not _sorted_names(rnames):
@@ -440,6 +446,13 @@ def beta_to_alpha(obj: J) -> J:
         got = read_spec_payload(raw, ALPHA_SPEC)
         if got is not None:
             restored_spec = got[0]
+            for name, svc in (restored_spec.get("services") or {}).items():
+                if svc is not None:
+                    apply_epp_records(
+                        (svc.get("eppConfig") or {}).get("config"),
+                        f"services/{name}/eppConfig/config",
+                        got[1],
+                    )
     restored_status = read_status_payload(meta, ANN_STATUS, ALPHA_STATUS)
     scrub(meta, (ANN_SPEC, ANN_STATUS))
 

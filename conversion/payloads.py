@@ -32,6 +32,7 @@ __all__ = [
     "MapOf",
     "Ptr",
     "Struct",
+    "apply_epp_records",
     "decode",
     "delete_annotation",
     "get_annotation",
@@ -315,6 +316,32 @@ def _decode_records(v: Any) -> list[dict[str, Any]]:
                 raise GoTypeError("illegal base64 data in rawJSON") from exc
         out.append(rec)
     return out
+
+
+def apply_epp_records(config: Any, prefix: str, records: list[dict[str, Any]]) -> None:
+    """Apply ``rawJSON`` records ``<prefix>/plugins/<j>/parameters`` to an EPP config.
+
+    ``nil`` records set the parameters to null; ``raw`` records restore the saved bytes
+    (parsed when they are JSON). The pinned writers never emit these records.
+    """
+    if not isinstance(config, dict) or not records:
+        return
+    plugins = config.get("plugins")
+    if not isinstance(plugins, list):
+        return
+    by_path = {r.get("path"): r for r in records}
+    for j, plugin in enumerate(plugins):
+        rec = by_path.get(f"{prefix}/plugins/{j}/parameters")
+        if rec is None or not isinstance(plugin, dict):
+            continue
+        if rec.get("nil"):
+            plugin["parameters"] = None
+            continue
+        raw = rec.get("raw", b"")
+        try:
+            plugin["parameters"] = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            plugin["parameters"] = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
 
 
 def write_spec_payload(spec: Mapping[str, Any], records: list[dict[str, Any]] | None = None) -> str:

@@ -113,3 +113,18 @@ def test_scrub_drops_emptied_annotations() -> None:
     meta2 = {"annotations": {"a": "1"}}
     delete_annotation(meta2, "a")
     assert meta2 == {}
+
+
+def test_epp_parameter_records_are_applied() -> None:
+    from conversion.payloads import apply_epp_records
+
+    cfg = {"plugins": [{"type": "a", "parameters": {"x": 1}}, {"type": "b"}, {"type": "c"}]}
+    records = [
+        {"path": "eppConfig/config/plugins/0/parameters", "nil": True},
+        {"path": "eppConfig/config/plugins/1/parameters", "raw": b'{"y":2}'},
+        {"path": "other/plugins/2/parameters", "nil": True},
+    ]
+    apply_epp_records(cfg, "eppConfig/config", records)
+    assert cfg == {
+        "plugins": [{"type": "a", "parameters": None}, {"type": "b", "parameters": {"y": 2}}, {"type": "c"}]
+    }
