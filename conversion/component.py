@@ -737,8 +737,11 @@ def _append_frontend_sidecar(tpl: J, fs: J) -> None:
     containers.append(ctr)
 
 
-def build_pod_template(src: J | None, origin: bool, has_ref: bool = False) -> J | None:
-    """``buildSharedPodTemplateFromAlpha``: the β pod template an α spec projects to."""
+def build_pod_template(src: J | None, origin: bool, has_ref: bool = False, copy_values: bool = True) -> J | None:
+    """``buildSharedPodTemplateFromAlpha``: the β pod template an α spec projects to.
+
+    With ``copy_values=False`` the template shares values with ``src`` (read-only use).
+    """
     if src is None or not (_has_pod_template_content(src, origin) or has_ref):
         return None
     tpl: J = {"metadata": {}, "spec": {}}
@@ -750,9 +753,9 @@ def build_pod_template(src: J | None, origin: bool, has_ref: bool = False) -> J 
             tpl["metadata"]["labels"] = dict(epm["labels"])
     ps = _eps_pod_spec(src.get("extraPodSpec"))
     if ps is not None:
-        tpl["spec"] = deep_copy(ps)
-    main = _main_from_dedicated(src)
-    _merge_main(src, main)
+        tpl["spec"] = deep_copy(ps) if copy_values else dict(ps)
+    main = _main_from_dedicated(src, copy_values)
+    _merge_main(src, main, copy_values)
     main["name"] = MAIN
     containers = [main]
     containers.extend(c for c in tpl["spec"].get("containers") or [] if c.get("name", "") != MAIN)
@@ -1663,7 +1666,7 @@ def _save_hub_only(src: J, converted: J, save: J) -> None:
     if src.get("frontendSidecar") is not None and converted.get("frontendSidecar") is None:
         save["frontendSidecar"] = src["frontendSidecar"]
     if src.get("podTemplate") is not None:
-        projected = build_pod_template(converted, False)
+        projected = build_pod_template(converted, False, copy_values=False)
         sparse = _sparse_pod_template(src["podTemplate"], projected, save.get("frontendSidecar", ""))
         if sparse is not None:
             save["podTemplate"] = sparse
