@@ -224,22 +224,30 @@ _MAP_FIELDS = frozenset(
 
 def clean_kube(v: Any, parent: str | None = None) -> Any:
     """Drop what Go's omitempty drops when it re-serialises a Kubernetes value."""
-    if isinstance(v, dict):
-        out: dict[str, Any] = {}
-        for k, x in v.items():
-            if x is None:
+    tv = type(v)
+    if tv is list:
+        return [clean_kube(x, parent) if type(x) in (dict, list) else x for x in v]
+    if tv is not dict:
+        return v
+    out: dict[str, Any] = {}
+    for k, x in v.items():
+        tx = type(x)
+        if tx is str:
+            if not x and k not in _REQUIRED_STRINGS and not (k == "value" and parent in _VALUE_REQUIRED_IN):
                 continue
+            out[k] = x
+        elif tx is dict:
             c = clean_kube(x, k)
-            if c == "" and isinstance(c, str):
-                if k not in _REQUIRED_STRINGS and not (k == "value" and parent in _VALUE_REQUIRED_IN):
-                    continue
-            elif (isinstance(c, list) and not c) or (isinstance(c, dict) and not c and k in _MAP_FIELDS):
+            if not c and k in _MAP_FIELDS:
                 continue
             out[k] = c
-        return out
-    if isinstance(v, list):
-        return [clean_kube(x, parent) for x in v]
-    return v
+        elif tx is list:
+            if not x:
+                continue
+            out[k] = [clean_kube(i, k) if type(i) in (dict, list) else i for i in x]
+        elif x is not None:
+            out[k] = x
+    return out
 
 
 def _canon_list(rl: Any) -> Any:
