@@ -173,3 +173,27 @@ def test_diff_paths_reports_missing_and_changed() -> None:
     b = {"spec": {"components": [{"name": "a", "replicas": 2}, {"name": "b"}]}}
     assert diff_paths(a, b) == ["spec.components[0].replicas", "spec.components[1]", "spec.x"]
     assert diff_paths(True, 1) == ["<root>"]
+
+
+def test_epp_config_go_zero_fields_are_artefacts() -> None:
+    written = {
+        "eppConfig": {
+            "config": {
+                "plugins": [{"name": "", "type": "t", "parameters": None}],
+                "schedulingProfiles": [{"name": "p", "plugins": [{"pluginRef": "t", "weight": None}]}],
+            }
+        }
+    }
+    hand = {
+        "eppConfig": {
+            "config": {
+                "plugins": [{"type": "t"}],
+                "schedulingProfiles": [{"name": "p", "plugins": [{"pluginRef": "t"}]}],
+            }
+        }
+    }
+    assert diff_paths(normalize({"spec": written}), normalize({"spec": hand})) == []
+    other = {"eppConfig": {"config": {"plugins": [{"type": "t", "parameters": {"k": None}}]}}}
+    assert normalize({"spec": other})["spec"]["eppConfig"]["config"]["plugins"][0]["parameters"] == {
+        "k": None
+    }
