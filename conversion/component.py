@@ -737,7 +737,9 @@ def _append_frontend_sidecar(tpl: J, fs: J) -> None:
     containers.append(ctr)
 
 
-def build_pod_template(src: J | None, origin: bool, has_ref: bool = False, copy_values: bool = True) -> J | None:
+def build_pod_template(
+    src: J | None, origin: bool, has_ref: bool = False, copy_values: bool = True
+) -> J | None:
     """``buildSharedPodTemplateFromAlpha``: the β pod template an α spec projects to.
 
     With ``copy_values=False`` the template shares values with ``src`` (read-only use).
