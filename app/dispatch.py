@@ -24,9 +24,8 @@ from app.reviews import (
     denial,
     read_admission_review,
     read_conversion_review,
-    type_name,
 )
-from app.schema import first_type_error
+from app.schema import first_type_error, json_type
 from conversion.errors import ConversionError
 from validation.context import GVK, AdmissionContext, AdmissionInput
 
@@ -170,7 +169,7 @@ def convert_objects(objects: list[Any], desired: str) -> tuple[list[dict[str, An
     target = desired.rpartition("/")[2]
     for index, obj in enumerate(objects):
         if not isinstance(obj, dict):
-            raise ConversionFailure(f"objects[{index}]: expected a JSON object, got {type_name(obj)}")
+            raise ConversionFailure(f"objects[{index}]: expected a JSON object, got {json_type(obj)}")
         problem = first_type_error(obj, str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
         if problem is not None:
             # Typed decoding fails before any conversion runs (and a converter could otherwise

@@ -18,6 +18,7 @@ from typing import Any, Literal, TypedDict
 
 import orjson
 
+from app.schema import json_type
 from validation.context import GVK, AdmissionInput, Decision, Operation, UserInfo
 
 ADMISSION_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
@@ -101,7 +102,7 @@ def parse_json(body: bytes) -> Any:
 
 def _envelope(doc: Any, kind: str, versions: tuple[str, ...]) -> tuple[str, JSONObject, str]:
     if not isinstance(doc, dict):
-        raise BadRequest(f"expected a {kind} object, got {type_name(doc)}")
+        raise BadRequest(f"expected a {kind} object, got {json_type(doc)}")
     api_version, got_kind = doc.get("apiVersion"), doc.get("kind")
     if got_kind != kind or api_version not in versions:
         raise BadRequest(
@@ -116,20 +117,6 @@ def _envelope(doc: Any, kind: str, versions: tuple[str, ...]) -> tuple[str, JSON
     return api_version, request, uid
 
 
-def type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 class InvalidRequest(Exception):
     """A readable review whose request is malformed: answered as a 400 denial inside the review."""
 
@@ -138,12 +125,12 @@ def _gvk(value: Any, field: str, required: bool) -> GVK | None:
     if value is None and not required:
         return None
     if not isinstance(value, dict):
-        raise InvalidRequest(f"{field}: expected an object with group, version and kind, got {type_name(value)}")
+        raise InvalidRequest(f"{field}: expected an object with group, version and kind, got {json_type(value)}")
     parts = []
     for key in ("group", "version", "kind"):
         part = value.get(key, "")
         if not isinstance(part, str):
-            raise InvalidRequest(f"{field}.{key}: expected a string, got {type_name(part)}")
+            raise InvalidRequest(f"{field}.{key}: expected a string, got {json_type(part)}")
         parts.append(part)
     if not parts[1] or not parts[2]:
         raise InvalidRequest(f"{field}: version and kind are required")
@@ -155,7 +142,7 @@ def _str(request: JSONObject, key: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise InvalidRequest(f"request.{key}: expected a string, got {type_name(value)}")
+        raise InvalidRequest(f"request.{key}: expected a string, got {json_type(value)}")
     return value
 
 
@@ -163,7 +150,7 @@ def _user(value: Any) -> UserInfo:
     if value is None:
         return UserInfo()
     if not isinstance(value, dict):
-        raise InvalidRequest(f"request.userInfo: expected an object, got {type_name(value)}")
+        raise InvalidRequest(f"request.userInfo: expected an object, got {json_type(value)}")
     groups = value.get("groups") or []
     if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
         raise InvalidRequest("request.userInfo.groups: expected a list of strings")
@@ -184,11 +171,11 @@ def _object(request: JSONObject, key: str) -> JSONObject | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise InvalidRequest(f"request.{key}: expected a JSON object, got {type_name(value)}")
+        raise InvalidRequest(f"request.{key}: expected a JSON object, got {json_type(value)}")
     for sub in ("metadata", "spec", "status"):
         part = value.get(sub)
         if part is not None and not isinstance(part, dict):
-            raise InvalidRequest(f"request.{key}.{sub}: expected a JSON object, got {type_name(part)}")
+            raise InvalidRequest(f"request.{key}.{sub}: expected a JSON object, got {json_type(part)}")
     meta = value.get("metadata")
     if isinstance(meta, dict):
         for sub in ("annotations", "labels"):
@@ -200,7 +187,7 @@ def _object(request: JSONObject, key: str) -> JSONObject | None:
         for sub in ("name", "namespace"):
             part = meta.get(sub)
             if part is not None and not isinstance(part, str):
-                raise InvalidRequest(f"request.{key}.metadata.{sub}: expected a string, got {type_name(part)}")
+                raise InvalidRequest(f"request.{key}.metadata.{sub}: expected a string, got {json_type(part)}")
     return value
 
 
@@ -366,7 +353,7 @@ def read_conversion_review(doc: Any) -> ConversionEnvelope | tuple[str, str, str
     if objects is None:
         objects = []
     if not isinstance(objects, list):
-        return api_version, uid, f"request.objects: expected an array, got {type_name(objects)}"
+        return api_version, uid, f"request.objects: expected an array, got {json_type(objects)}"
     return ConversionEnvelope(api_version, uid, desired, objects)
 
 

@@ -36,7 +36,10 @@ def skeleton_for(api_version: str, kind: str) -> Skeleton | None:
     return result
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON type name of a decoded value (``integer`` and ``number`` told apart)."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):
@@ -67,7 +70,7 @@ def _check(value: Any, node: Skeleton) -> tuple[list[str | int], str] | None:
     built on the way back from a failure, so a clean object costs no string work."""
     expected = node.get("t")
     if expected is not None and not _matches(expected, value):
-        return [], f"expected {expected}, got {_json_type(value)}"
+        return [], f"expected {expected}, got {json_type(value)}"
     if isinstance(value, dict):
         props = node.get("p")
         extra = node.get("a")

@@ -3,6 +3,7 @@ line, TLS/ALPN policy, metrics on the plain port, and cert hot reload under traf
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -84,6 +85,37 @@ class Server:
         self._log.close()
 
 
+@contextlib.contextmanager
+def traffic(server: Server, threads: int = 3) -> Iterator[list[int]]:
+    """Keep ``threads`` clients validating against ``server`` for the duration of the block; on
+    exit assert that no request failed. Yields a one-item list counting the requests answered."""
+    body = (ROOT / "examples/admission/dgd-v1beta1-create.json").read_bytes()
+    failures: list[BaseException] = []
+    answered = [0]
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                status, _ = server.post("/validate", body)
+                assert status == 200
+                answered[0] += 1
+            except BaseException as exc:  # collected and asserted below
+                failures.append(exc)
+
+    workers = [threading.Thread(target=loop) for _ in range(threads)]
+    for t in workers:
+        t.start()
+    try:
+        yield answered
+    finally:
+        stop.set()
+        for t in workers:
+            t.join()
+    assert not failures, failures[:3]
+    assert answered[0] > 0
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     srv = Server(tmp_path_factory.mktemp("certs") / "serving-certs")
@@ -135,22 +167,7 @@ def test_hot_reload_under_traffic(server: Server) -> None:
     before = server.peer_cert()
     ca = pki.KeyPair((server.cert_dir / "ca.crt").read_bytes(), (server.cert_dir / "ca.key").read_bytes())
     fresh = pki.generate_serving_cert(ca, ["localhost"], ["127.0.0.1"])
-    body = (ROOT / "examples/admission/dgd-v1beta1-create.json").read_bytes()
-    failures: list[BaseException] = []
-    stop = threading.Event()
-
-    def traffic() -> None:
-        while not stop.is_set():
-            try:
-                status, _ = server.post("/validate", body)
-                assert status == 200
-            except BaseException as exc:  # collected and asserted below
-                failures.append(exc)
-
-    threads = [threading.Thread(target=traffic) for _ in range(3)]
-    for t in threads:
-        t.start()
-    try:
+    with traffic(server):
         # A half-written pair first (new cert, old key): must be ignored.
         staging = server.cert_dir.parent / "staging"
         staging.mkdir(exist_ok=True)
@@ -166,11 +183,6 @@ def test_hot_reload_under_traffic(server: Server) -> None:
             assert time.monotonic() < deadline, "new certificate not served within 10 s"
             time.sleep(0.2)
         shutil.rmtree(staging)
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()
-    assert not failures, failures[:3]
     assert pki.load_cert(fresh.cert_pem).public_bytes(pki.serialization.Encoding.DER) == server.peer_cert()
 
 

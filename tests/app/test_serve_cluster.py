@@ -5,7 +5,6 @@ serving certificate is picked up with zero failed requests under load."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from certs import pki
-from tests.app.test_serve import ROOT, Server
+from tests.app.test_serve import Server, traffic
 from tests.certs.conftest import (
     CRD_GROUP,
     CRDS,
@@ -77,31 +76,8 @@ def test_loop_in_serve_injects_repairs_and_rotates(cluster_server: Server, fake_
     before = srv.peer_cert()
     ca = pki.KeyPair(data["ca.crt"], data["ca.key"])
     fresh = pki.generate_serving_cert(ca, [*pki.service_dns_names(SERVICE, NAMESPACE), "localhost"], ["127.0.0.1"])
-    body = (ROOT / "examples/admission/dgd-v1beta1-create.json").read_bytes()
-    failures: list[BaseException] = []
-    sent = [0]
-    stop = threading.Event()
-
-    def traffic() -> None:
-        while not stop.is_set():
-            try:
-                status, _ = srv.post("/validate", body)
-                assert status == 200
-                sent[0] += 1
-            except BaseException as exc:  # collected and asserted below
-                failures.append(exc)
-
-    threads = [threading.Thread(target=traffic) for _ in range(3)]
-    for t in threads:
-        t.start()
-    try:
+    with traffic(srv):
         put_secret(fake_kube, {**data, "tls.crt": fresh.cert_pem, "tls.key": fresh.key_pem})
         _wait(lambda: srv.peer_cert() != before, 15, "the rotated certificate to be served")
         time.sleep(1)
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()
-    assert not failures, failures[:3]
-    assert sent[0] > 0
     assert (srv.cert_dir / "tls.crt").read_bytes() == fresh.cert_pem
