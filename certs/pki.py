@@ -61,6 +61,21 @@ def _serial() -> int:
     return secrets.randbits(127) | 1
 
 
+def _key_usage(*, cert_sign: bool) -> x509.KeyUsage:
+    """digitalSignature + keyEncipherment (+ keyCertSign for a CA), as cert-controller sets them."""
+    return x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=True,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=cert_sign,
+        crl_sign=False,
+        encipher_only=False,
+        decipher_only=False,
+    )
+
+
 def generate_ca(
     common_name: str = CA_COMMON_NAME,
     organization: str = CA_ORGANIZATION,
@@ -86,20 +101,7 @@ def generate_ca(
         .not_valid_before(issued - BACKDATE)
         .not_valid_after(issued + dt.timedelta(days=valid_days))
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=True,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(cert_sign=True), critical=True)
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(common_name)]), critical=False)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
@@ -134,20 +136,7 @@ def generate_serving_cert(
         .not_valid_before(issued - BACKDATE)
         .not_valid_after(issued + dt.timedelta(days=valid_days))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=True,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(cert_sign=False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .add_extension(x509.SubjectAlternativeName(sans), critical=False)
         .add_extension(

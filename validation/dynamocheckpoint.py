@@ -26,6 +26,7 @@ from validation.errors import (
     required,
     to_decision,
 )
+from validation.objects import name_of
 
 __all__ = ["KIND", "spec_errors", "validate"]
 
@@ -182,11 +183,6 @@ def spec_errors(spec: JSONObject, checkpoint_gate: bool) -> list[FieldError]:
     return errs
 
 
-def _name(obj: JSONObject) -> str:
-    meta = _obj(obj.get("metadata"))
-    return _str(meta.get("name")) if meta is not None else ""
-
-
 def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
     """Validate one DynamoCheckpoint CREATE or UPDATE (other operations are allowed without checks)."""
     obj = inp.object
@@ -197,4 +193,4 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         if meta is not None and meta.get("deletionTimestamp"):
             return Decision.allow()
     spec = _obj(obj.get("spec")) or {}
-    return to_decision(KIND, _name(obj), spec_errors(spec, ctx.settings.checkpoint))
+    return to_decision(KIND, name_of(obj), spec_errors(spec, ctx.settings.checkpoint))

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from validation.context import AdmissionContext, AdmissionInput, Decision, JSONObject
 from validation.errors import FieldError, Path, invalid, required, to_decision
+from validation.objects import name_of
 
 __all__ = ["KIND", "create_errors", "update_errors", "validate"]
 
@@ -73,11 +74,6 @@ def update_errors(new: JSONObject, old: JSONObject, warnings: list[str]) -> list
     return errs
 
 
-def _name(obj: JSONObject) -> str:
-    meta = _obj(obj.get("metadata"))
-    return _str(meta.get("name")) if meta is not None else ""
-
-
 def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
     """Validate one DynamoModel CREATE or UPDATE (other operations are allowed without checks)."""
     obj = inp.object
@@ -85,7 +81,7 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         return Decision.allow()
     spec = _obj(obj.get("spec")) or {}
     if inp.operation == "CREATE":
-        return to_decision(KIND, _name(obj), create_errors(spec))
+        return to_decision(KIND, name_of(obj), create_errors(spec))
     meta = _obj(obj.get("metadata"))
     if meta is not None and meta.get("deletionTimestamp"):
         return Decision.allow()
@@ -95,4 +91,4 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
     warnings: list[str] = []
     errs = create_errors(spec)
     errs += update_errors(spec, _obj(old.get("spec")) or {}, warnings)
-    return to_decision(KIND, _name(obj), errs, warnings)
+    return to_decision(KIND, name_of(obj), errs, warnings)

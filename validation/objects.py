@@ -35,6 +35,11 @@ def obj(value: Any) -> JSON | None:
     return value if isinstance(value, dict) else None
 
 
+def name_of(o: JSON | None) -> str:
+    """``metadata.name`` ("" when absent or not a string)."""
+    return string(sub(o, "metadata"), "name")
+
+
 def sub(parent: JSON | None, key: str) -> JSON | None:
     if parent is None:
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 from validation.errors import FieldError, Path, required
@@ -130,9 +131,15 @@ def alpha_create(service: JSON, path: Path, allow_missing_override: bool) -> lis
     return _create(image, image_path, string(service, "runtimeVersionOverride"), path, allow_missing_override)
 
 
-def hub_update(new: JSON, old: JSON, path: Path, allow_missing_override: bool) -> list[FieldError]:
-    new_image, image_path = hub_image_and_path(new, path)
-    old_image, _ = hub_image_and_path(old, path)
+def _update_with(
+    image_and_path: Callable[[JSON, Path], tuple[str, Path]],
+    new: JSON,
+    old: JSON,
+    path: Path,
+    allow_missing_override: bool,
+) -> list[FieldError]:
+    new_image, image_path = image_and_path(new, path)
+    old_image, _ = image_and_path(old, path)
     return _update(
         new_image,
         old_image,
@@ -142,17 +149,11 @@ def hub_update(new: JSON, old: JSON, path: Path, allow_missing_override: bool) -
         path,
         allow_missing_override,
     )
+
+
+def hub_update(new: JSON, old: JSON, path: Path, allow_missing_override: bool) -> list[FieldError]:
+    return _update_with(hub_image_and_path, new, old, path, allow_missing_override)
 
 
 def alpha_update(new: JSON, old: JSON, path: Path, allow_missing_override: bool) -> list[FieldError]:
-    new_image, image_path = alpha_image_and_path(new, path)
-    old_image, _ = alpha_image_and_path(old, path)
-    return _update(
-        new_image,
-        old_image,
-        image_path,
-        string(new, "runtimeVersionOverride"),
-        string(old, "runtimeVersionOverride"),
-        path,
-        allow_missing_override,
-    )
+    return _update_with(alpha_image_and_path, new, old, path, allow_missing_override)
