@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from certs import pki
-from tests.app.test_serve import Server, traffic
+from tests.app.test_serve import ROOT, Server, traffic
 from tests.certs.conftest import (
     CRD_GROUP,
     CRDS,
@@ -81,3 +81,32 @@ def test_loop_in_serve_injects_repairs_and_rotates(cluster_server: Server, fake_
         _wait(lambda: srv.peer_cert() != before, 15, "the rotated certificate to be served")
         time.sleep(1)
     assert (srv.cert_dir / "tls.crt").read_bytes() == fresh.cert_pem
+
+
+def test_lease_excluded_namespaces_are_skipped(cluster_server: Server, fake_kube: FakeKube) -> None:
+    import datetime as dt
+
+    srv = cluster_server
+    _wait(lambda: _ready(srv), 30, "readiness")
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    fake_kube.put("coordination.k8s.io", "leases", {
+        "metadata": {"name": "dynamo-operator-namespace-scope", "namespace": "team-a"},
+        "spec": {"holderIdentity": "namespace-restricted-operator-1.1.0", "leaseDurationSeconds": 300,
+                 "acquireTime": now, "renewTime": now},
+    })
+    review = json.loads((ROOT / "examples/admission/dgd-v1beta1-create.json").read_text())
+    review["request"]["object"]["spec"]["priorityClassName"] = "high"  # denied while Grove is off
+
+    def answer(namespace: str) -> dict[str, object]:
+        review["request"]["namespace"] = namespace
+        review["request"]["object"]["metadata"]["namespace"] = namespace
+        status, doc = srv.post("/validate", json.dumps(review).encode())
+        assert status == 200
+        response = doc["response"]
+        assert isinstance(response, dict)
+        return response
+
+    _wait(lambda: answer("team-a")["allowed"] is True, 15, "the lease to exclude team-a")
+    assert answer("team-b")["allowed"] is False
+    fake_kube.remove("coordination.k8s.io", "leases", "dynamo-operator-namespace-scope", "team-a")
+    _wait(lambda: answer("team-a")["allowed"] is False, 15, "the deleted lease to stop excluding team-a")
