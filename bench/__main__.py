@@ -337,7 +337,7 @@ def chart(rows: list[dict[str, Any]], path: Path) -> bool:
     ax1.set_ylabel("requests/s (closed loop)")
     ax1.set_yscale("log")
     ax1.set_title("Throughput, one process")
-    ax1.legend()
+    ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2, fontsize=8)
     for i, r in enumerate(rows):
         ax1.annotate(f"{r['rps_ratio']:.0%}", (i - w / 2, r["rps"]), ha="center", va="bottom", fontsize=8)
     ax2.bar([i - w / 2 for i in x], [r["p99"] for r in rows], w, label="webhook p99")
@@ -346,7 +346,7 @@ def chart(rows: list[dict[str, Any]], path: Path) -> bool:
     ax2.set_yscale("log")
     ax2.set_ylabel("ms")
     ax2.set_title("p99 latency (closed loop)")
-    ax2.legend()
+    ax2.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2, fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
