@@ -20,18 +20,66 @@ from pathlib import Path
 from typing import Any
 
 from app.settings import Settings
+from validation.context import AdmissionContext
 
 log = logging.getLogger("dynamo_webhook.cluster")
 
 
 def in_cluster() -> bool:
-    return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and Path(
-        "/var/run/secrets/kubernetes.io/serviceaccount/token"
-    ).exists()
+    return (
+        bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+        and Path("/var/run/secrets/kubernetes.io/serviceaccount/token").exists()
+    )
 
 
 def api_available(settings: Settings) -> bool:
     return settings.kubeconfig is not None or in_cluster()
+
+
+INFERENCE_POOL_GROUP = "inference.networking.k8s.io"
+CLUSTER_TOPOLOGY_BINDINGS = "/apis/grove.io/v1alpha1/clustertopologybindings"
+
+
+class LiveLookups:
+    """The operator's two live reads during admission, on the same API plumbing as the cert loop:
+    a ClusterTopologyBinding by name (its ``spec.levels[].domain`` in level order) and whether
+    the InferencePool API group is served (discovery, cached for ``discovery_ttl`` seconds as
+    a discovery client would). Requests are short and retried once: an admission answer has a
+    10-second budget."""
+
+    def __init__(self, kube: Any, discovery_ttl: float = 30.0) -> None:
+        self.kube = kube
+        self.discovery_ttl = discovery_ttl
+        self._pool: tuple[float, bool] | None = None
+
+    def cluster_topology(self, name: str) -> tuple[str, ...]:
+        from certs.kube import ApiError
+        from validation.context import LookupNotFound
+
+        try:
+            binding = self.kube.request("GET", f"{CLUSTER_TOPOLOGY_BINDINGS}/{name}")
+        except ApiError as err:
+            if err.not_found:
+                raise LookupNotFound(name) from err
+            raise RuntimeError(str(err)) from err
+        levels = (binding.get("spec") or {}).get("levels") or []
+        return tuple(str(level.get("domain", "")) for level in levels if isinstance(level, dict))
+
+    def inference_pool_available(self) -> bool:
+        from certs.kube import ApiError
+
+        now = time.monotonic()
+        if self._pool is not None and now - self._pool[0] < self.discovery_ttl:
+            return self._pool[1]
+        try:
+            self.kube.request("GET", f"/apis/{INFERENCE_POOL_GROUP}")
+            served = True
+        except ApiError as err:
+            if not err.not_found:
+                raise RuntimeError(str(err)) from err
+            served = False
+        self._pool = (now, served)
+        return served
 
 
 @dataclass
@@ -40,7 +88,21 @@ class ClusterServices:
 
     reconciler: Any = None
     scope: Any = None
+    lookups: LiveLookups | None = None
     ready_checks: list[Callable[[], tuple[bool, str]]] = field(default_factory=list)
+
+    def admission_context(self, settings: Settings) -> AdmissionContext:
+        """The admission context: lease exclusion and live look-ups when an API is reachable."""
+        if self.lookups is None:
+            return AdmissionContext(
+                settings=settings.admission_settings(), namespace_excluded=self.namespace_excluded
+            )
+        return AdmissionContext(
+            settings=settings.admission_settings(cluster_lookups=True),
+            namespace_excluded=self.namespace_excluded,
+            cluster_topology=self.lookups.cluster_topology,
+            inference_pool_available=self.lookups.inference_pool_available,
+        )
 
     def namespace_excluded(self, namespace: str) -> bool:
         return bool(self.scope is not None and namespace and self.scope.is_excluded(namespace))
@@ -66,11 +128,14 @@ def build_cluster_services(settings: Settings) -> ClusterServices:
                 f"cert mode {settings.cert_mode} needs a Kubernetes API: run in a cluster or pass --kubeconfig"
             )
         return services
-    from certs.kube import load_api_client
+    from certs.kube import Backoff, Kube, load_api_client
     from certs.leases import NamespaceScope
 
     api = load_api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
     services.scope = NamespaceScope(api)
+    services.lookups = LiveLookups(
+        Kube(api, backoff=Backoff(attempts=2, base=0.05, cap=0.2), request_timeout=3.0)
+    )
     if settings.cert_mode in ("auto", "manual"):
         from certs.loop import CertConfig, Reconciler
 

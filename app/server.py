@@ -18,7 +18,7 @@ from app.observability import configure_logging
 from app.routes import AppState, create_app
 from app.settings import Settings
 from app.tls import CertReloader
-from validation.context import AdmissionContext, never_excluded
+from validation.context import AdmissionContext
 
 log = logging.getLogger("dynamo_webhook.server")
 
@@ -73,15 +73,11 @@ def build_state(
     checks: list[Callable[[], tuple[bool, str]]] = []
     if reloader is not None:
         checks.append(lambda: (reloader.loaded, "no serving certificate loaded"))
-    excluded = never_excluded
+    admission = AdmissionContext(settings=settings.admission_settings())
     if services is not None:
         checks.extend(services.ready_checks)
-        excluded = services.namespace_excluded
-    return AppState(
-        settings=settings,
-        admission=AdmissionContext(settings=settings.admission_settings(), namespace_excluded=excluded),
-        ready_checks=checks,
-    )
+        admission = services.admission_context(settings)
+    return AppState(settings=settings, admission=admission, ready_checks=checks)
 
 
 def uvicorn_config(

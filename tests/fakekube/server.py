@@ -66,6 +66,7 @@ RESOURCES: dict[tuple[str, str], Resource] = {
         Resource(
             "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
         ),
+        Resource("grove.io", "v1alpha1", "clustertopologybindings", "ClusterTopologyBinding", False),
     )
 }
 
@@ -218,6 +219,8 @@ class FakeKube:
         self._stopping = False
         self.calls: list[Call] = []
         self.faults = Faults(rng=random.Random(seed))
+        # API groups discovery reports as served (``GET /apis/<group>``) besides those of RESOURCES.
+        self.extra_groups: set[str] = set()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -351,6 +354,9 @@ class FakeKube:
         status = 200
         try:
             if route is None:
+                discovered = _discovery(parts.path, {r.group for r in RESOURCES.values()} | self.extra_groups)
+                if discovered is not None:
+                    return 200, discovered, None
                 raise ApiStatus(404, "NotFound", "the server could not find the requested resource")
             res = self._res(group, plural)
             self._maybe_fault(verb, parts.path, before=True)
@@ -588,6 +594,26 @@ def _normalise_secret(obj: Obj) -> None:
 _PATH = re.compile(
     r"^/(?:api/(?P<cv>v1)|apis/(?P<g>[^/]+)/(?P<v>[^/]+))(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[^/]+)(?:/(?P<name>[^/]+))?/?$"
 )
+
+
+_GROUP_PATH = re.compile(r"^/apis/(?P<g>[^/]+)/?$")
+
+
+def _discovery(path: str, groups: set[str]) -> Obj | None:
+    """The APIGroup document for ``/apis/<group>`` when that group is served."""
+    m = _GROUP_PATH.match(path)
+    if not m or m.group("g") not in groups:
+        return None
+    group = m.group("g")
+    versions = sorted({r.version for r in RESOURCES.values() if r.group == group}) or ["v1"]
+    entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+    return {
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": group,
+        "versions": entries,
+        "preferredVersion": entries[0],
+    }
 
 
 def _route(path: str) -> tuple[str, str, str, str | None, str | None] | None:
