@@ -117,15 +117,13 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 def _worker_services(settings: Settings, cert_ready: Any | None) -> ClusterServices:
-    """A worker's share of the cluster services: its own Lease watcher (the exclusion lookup is
-    per process) and the supervisor's cert-loop readiness, read from shared memory."""
+    """A worker's share of the cluster services: its own Lease watcher and live admission
+    look-ups (both answer inside the worker), and the supervisor's cert-loop readiness, read
+    from shared memory. The cert loop itself runs once, in the supervisor."""
     services = ClusterServices()
     if api_available(settings):
-        from certs.kube import load_api_client
-        from certs.leases import NamespaceScope
-
-        api = load_api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
-        services.scope = NamespaceScope(api)
+        full = build_cluster_services(settings.model_copy(update={"cert_mode": "dev"}))
+        services.scope, services.lookups = full.scope, full.lookups
     if cert_ready is not None:
         services.ready_checks.append(
             lambda: (bool(cert_ready.value), "certificates not in place yet (cert loop has not converged)")
