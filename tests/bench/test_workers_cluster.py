@@ -1,0 +1,56 @@
+"""``serve --workers 2`` with a Kubernetes API (the in-process fake): the supervisor runs the
+cert loop once, and every worker reports ready only once the loop has put the certificates in
+place (readiness shared from the supervisor)."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.app.test_serve import Server
+from tests.certs.conftest import NAMESPACE, SERVICE, all_bundles, secret_data, seed
+from tests.fakekube.fixtures import fake_kube, kubeconfig_path
+from tests.fakekube.server import FakeKube
+
+__all__ = ["fake_kube", "kubeconfig_path"]
+
+
+@pytest.fixture
+def cluster_workers(fake_kube: FakeKube, kubeconfig_path: Path, tmp_path: Path) -> Iterator[Server]:
+    seed(fake_kube)
+    srv = Server(tmp_path / "certs", ("--cert-mode", "auto", "--kubeconfig", str(kubeconfig_path),
+                                       "--namespace", NAMESPACE, "--service-name", SERVICE, "--workers", "2"))
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def _readyz(srv: Server) -> str:
+    try:
+        with urllib.request.urlopen(f"https://127.0.0.1:{srv.port}/readyz", context=srv.context(), timeout=5) as r:
+            return str(json.loads(r.read())["status"])
+    except Exception as exc:
+        return repr(exc)
+
+
+def test_workers_share_the_supervisors_cert_loop(cluster_workers: Server, fake_kube: FakeKube) -> None:
+    srv = cluster_workers
+    deadline = time.monotonic() + 60
+    while _readyz(srv) != "ready":
+        assert time.monotonic() < deadline, srv.log_path.read_text()[-3000:]
+        time.sleep(0.2)
+    # Every new connection (either worker) is ready and answers with the loop's certificate.
+    assert all(_readyz(srv) == "ready" for _ in range(12))
+    data = secret_data(fake_kube)
+    assert (srv.cert_dir / "tls.crt").read_bytes() == data["tls.crt"]
+    assert all(data["ca.crt"].strip() in bundle for bundle in all_bundles(fake_kube))
+    body = (Path(__file__).resolve().parents[2] / "examples/admission/dgd-v1beta1-create.json").read_bytes()
+    for _ in range(6):
+        status, doc = srv.post("/validate", body)
+        assert status == 200 and doc["response"]["allowed"] is True
