@@ -81,9 +81,14 @@ DCD_ALPHA: dict[str, Any] = {
 }
 
 
-def _time(fn: Callable[[], Any], rounds: int = 7, round_s: float = 0.15) -> float:
-    """Best of ``rounds`` rounds of process CPU time (the machine is shared), in ms per call."""
-    fn()
+def _time(fn: Callable[[], Any], rounds: int = 25, round_s: float = 0.08) -> float:
+    """Best of ``rounds`` rounds of process CPU time (the machine is shared), in ms per call.
+
+    Many short rounds make it likely that at least one runs without a neighbour competing
+    for the caches and the core.
+    """
+    for _ in range(50):
+        fn()
     best = float("inf")
     for _ in range(rounds):
         n = 0

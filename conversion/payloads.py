@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -68,9 +68,17 @@ class Struct:
     by_name: dict[str, Field] = field(init=False, repr=False, compare=False)
     by_fold: dict[str, Field] = field(init=False, repr=False, compare=False)
 
+    fields_decoder: Callable[[Mapping[str, Any]], dict[str, Any]] = field(
+        init=False, repr=False, compare=False
+    )
+    decoder: Callable[[Any, str], Any] = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_name", {f.name: f for f in self.fields})
         object.__setattr__(self, "by_fold", {f.name.casefold(): f for f in self.fields})
+        fields_decoder, decoder = _compile_struct(self)
+        object.__setattr__(self, "fields_decoder", fields_decoder)
+        object.__setattr__(self, "decoder", decoder)
 
 
 @dataclass(frozen=True)
@@ -86,10 +94,6 @@ class ListOf:
 @dataclass(frozen=True)
 class MapOf:
     elem: Kind
-
-
-def _is_zero_scalar(v: Any) -> bool:
-    return v is None or v is False or v == "" or (type(v) in (int, float) and v == 0)
 
 
 def _type_name(v: Any) -> str:
@@ -110,92 +114,173 @@ def _mismatch(v: Any, want: str, path: str) -> GoTypeError:
     return GoTypeError(f"json: cannot unmarshal {_type_name(v)} into Go struct field {path} of type {want}")
 
 
+Decoder = Callable[[Any, str], Any]
+# A struct field as the compiled decoder sees it: (Go name, decoder, the JSON type that
+# decodes as is (None: always call the decoder), whether a zero scalar result is dropped).
+_Entry = tuple[str, Decoder, "type | None", bool]
+
+
 def decode(value: Any, kind: Kind, path: str = "") -> Any:
     """Decode ``value`` (not null) into the typed view of ``kind``; raise GoTypeError."""
-    if isinstance(kind, str):
-        if kind == "any":
-            return value
-        if kind == "string":
-            if not isinstance(value, str):
-                raise _mismatch(value, "string", path)
-            return value
-        if kind == "bool":
-            if not isinstance(value, bool):
-                raise _mismatch(value, "bool", path)
-            return value
-        if kind == "int":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise _mismatch(value, "int", path)
-            return value
-        if kind == "float":
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise _mismatch(value, "float64", path)
-            return value
-        if kind == "quantity":
-            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-                raise _mismatch(value, "resource.Quantity", path)
-            try:
-                return canonical(value)
-            except ValueError as exc:
-                raise GoTypeError(f"quantities must match the regular expression: {path}") from exc
-        if kind == "object":
-            if not isinstance(value, dict):
-                raise _mismatch(value, "struct", path)
-            return value
-        if kind == "list":
-            if not isinstance(value, list):
-                raise _mismatch(value, "slice", path)
-            return value
-        if kind == "stringmap":
-            if not isinstance(value, dict):
-                raise _mismatch(value, "map[string]string", path)
-            out: dict[str, Any] = {}
-            for k, v in value.items():
-                if v is None:
-                    out[k] = ""
-                elif not isinstance(v, str):
-                    raise _mismatch(v, "string", path)
-                else:
-                    out[k] = v
-            return out
-        raise AssertionError(f"unknown kind {kind}")
-    if isinstance(kind, Ptr):
-        return decode(value, kind.elem, path)
-    if isinstance(kind, Struct):
-        if not isinstance(value, dict):
-            raise _mismatch(value, "struct", path)
-        return decode_struct(value, kind, path)
-    if isinstance(kind, ListOf):
-        if not isinstance(value, list):
-            raise _mismatch(value, "slice", path)
-        return [None if v is None else decode(v, kind.elem, path) for v in value]
-    if not isinstance(value, dict):
-        raise _mismatch(value, "map", path)
-    return {k: (None if v is None else decode(v, kind.elem, path)) for k, v in value.items()}
+    return _decoder(kind)(value, path)
 
 
 def decode_struct(value: Mapping[str, Any], schema: Struct, path: str = "") -> dict[str, Any]:
+    return schema.fields_decoder(value)
+
+
+def _decode_any(value: Any, path: str) -> Any:
+    return value
+
+
+def _decode_string(value: Any, path: str) -> Any:
+    if not isinstance(value, str):
+        raise _mismatch(value, "string", path)
+    return value
+
+
+def _decode_bool(value: Any, path: str) -> Any:
+    if not isinstance(value, bool):
+        raise _mismatch(value, "bool", path)
+    return value
+
+
+def _decode_int(value: Any, path: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _mismatch(value, "int", path)
+    return value
+
+
+def _decode_float(value: Any, path: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _mismatch(value, "float64", path)
+    return value
+
+
+def _decode_quantity(value: Any, path: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise _mismatch(value, "resource.Quantity", path)
+    try:
+        return canonical(value)
+    except ValueError as exc:
+        raise GoTypeError(f"quantities must match the regular expression: {path}") from exc
+
+
+def _decode_object(value: Any, path: str) -> Any:
+    if not isinstance(value, dict):
+        raise _mismatch(value, "struct", path)
+    return value
+
+
+def _decode_list(value: Any, path: str) -> Any:
+    if not isinstance(value, list):
+        raise _mismatch(value, "slice", path)
+    return value
+
+
+def _decode_stringmap(value: Any, path: str) -> Any:
+    if not isinstance(value, dict):
+        raise _mismatch(value, "map[string]string", path)
     out: dict[str, Any] = {}
-    by_name = schema.by_name
-    for key, raw in value.items():
-        f = by_name.get(key)
-        if f is None:
-            f = schema.by_fold.get(key.casefold())
-            if f is None:
-                continue
-        if raw is None:
-            # null leaves the field at its zero value.
-            out.pop(f.name, None)
-            continue
-        # The error names the field only (building full paths costs on the hot path).
-        v = decode(raw, f.kind, f.name)
-        # Collections keep the nil/empty distinction (an empty list or map is present);
-        # omitempty scalars at their zero value are absent.
-        if f.omitempty and not isinstance(f.kind, (Ptr, Struct)) and _is_zero_scalar(v):
-            out.pop(f.name, None)
+    for k, v in value.items():
+        if v is None:
+            out[k] = ""
+        elif not isinstance(v, str):
+            raise _mismatch(v, "string", path)
         else:
-            out[f.name] = v
+            out[k] = v
     return out
+
+
+_SCALARS: dict[str, Decoder] = {
+    "any": _decode_any,
+    "string": _decode_string,
+    "bool": _decode_bool,
+    "int": _decode_int,
+    "float": _decode_float,
+    "quantity": _decode_quantity,
+    "object": _decode_object,
+    "list": _decode_list,
+    "stringmap": _decode_stringmap,
+}
+# JSON types that a scalar kind takes verbatim (the decoder is skipped for them).
+_VERBATIM: dict[str, type] = {"string": str, "bool": bool, "int": int, "object": dict, "list": list}
+
+
+def _decoder(kind: Kind) -> Decoder:
+    if isinstance(kind, str):
+        fn = _SCALARS.get(kind)
+        if fn is None:
+            raise AssertionError(f"unknown kind {kind}")
+        return fn
+    if isinstance(kind, Ptr):
+        return _decoder(kind.elem)
+    if isinstance(kind, Struct):
+        return kind.decoder
+    elem = _decoder(kind.elem)
+    if isinstance(kind, ListOf):
+
+        def decode_list(value: Any, path: str) -> Any:
+            if not isinstance(value, list):
+                raise _mismatch(value, "slice", path)
+            return [None if v is None else elem(v, path) for v in value]
+
+        return decode_list
+
+    def decode_map(value: Any, path: str) -> Any:
+        if not isinstance(value, dict):
+            raise _mismatch(value, "map", path)
+        return {k: (None if v is None else elem(v, path)) for k, v in value.items()}
+
+    return decode_map
+
+
+def _entry(f: Field) -> _Entry:
+    kind = f.kind
+    base = kind.elem if isinstance(kind, Ptr) else kind
+    verbatim = _VERBATIM.get(base) if isinstance(base, str) else None
+    # Collections keep the nil/empty distinction (an empty list or map is present);
+    # omitempty scalars at their zero value are absent.
+    drop_zero = f.omitempty and not isinstance(kind, (Ptr, Struct))
+    return f.name, _decoder(kind), verbatim, drop_zero
+
+
+def _compile_struct(schema: Struct) -> tuple[Callable[[Mapping[str, Any]], dict[str, Any]], Decoder]:
+    # Nested schemas exist before the schemas that use them, so their decoders do too.
+    table: dict[str, _Entry] = {}
+    fold: dict[str, _Entry] = {}
+    for f in schema.fields:
+        entry = _entry(f)
+        table[f.name] = entry
+        fold[f.name.casefold()] = entry
+
+    def fields_decoder(value: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, raw in value.items():
+            e: _Entry | None = table.get(key)
+            if e is None:
+                e = fold.get(key.casefold())
+                if e is None:
+                    continue
+            name, fn, verbatim, drop_zero = e
+            if raw is None:
+                # null leaves the field at its zero value.
+                out.pop(name, None)
+                continue
+            # The error names the field only (building full paths costs on the hot path).
+            v = raw if type(raw) is verbatim else fn(raw, name)
+            if drop_zero and (v is None or v is False or v == "" or (type(v) in (int, float) and v == 0)):
+                out.pop(name, None)
+            else:
+                out[name] = v
+        return out
+
+    def decoder(value: Any, path: str) -> Any:
+        if not isinstance(value, dict):
+            raise _mismatch(value, "struct", path)
+        return fields_decoder(value)
+
+    return fields_decoder, decoder
 
 
 # --- annotations ------------------------------------------------------------------------------
