@@ -7,6 +7,7 @@ mutated). Raises :class:`ConversionError` with the review failure message.
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 from typing import Any
 
 from conversion.errors import ConversionError
@@ -23,6 +24,8 @@ _MODULES = {
     "DynamoGraphDeploymentRequest": "dgdr",
     "DynamoGraphDeploymentScalingAdapter": "dgdsa",
 }
+# Converter modules by kind, imported on first use.
+_LOADED: dict[str, ModuleType] = {}
 # Upstream's text when a converter panics; the original exception is kept as __cause__.
 INTERNAL_ERROR = "internal error occurred during conversion"
 
@@ -47,13 +50,16 @@ def convert(obj: dict[str, Any], desired_api_version: str) -> dict[str, Any]:
     if version == desired_api_version:
         # The apiserver never sends such objects; they pass through unchanged.
         return deep_copy(obj)  # type: ignore[no-any-return]
-    name = f"conversion.{_MODULES[kind]}"
-    try:
-        module = importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise
-        raise ConversionError(f"conversion of kind {kind} is not available") from exc
+    module = _LOADED.get(kind)
+    if module is None:
+        name = f"conversion.{_MODULES[kind]}"
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            raise ConversionError(f"conversion of kind {kind} is not available") from exc
+        _LOADED[kind] = module
     fn = module.alpha_to_beta if desired_api_version == BETA else module.beta_to_alpha
     try:
         out = fn(obj)

@@ -680,8 +680,8 @@ def _main_from_dedicated(src: J, copy_values: bool = True) -> J:
         ctr["envFrom"] = [{"secretRef": {"name": efs}}]
     for probe in ("livenessProbe", "readinessProbe"):
         if src.get(probe) is not None:
-            # Always copied: merging mainContainer probes edits them in place.
-            ctr[probe] = deep_copy(src[probe])
+            # Merging mainContainer probes never edits them in place (see _merge_main).
+            ctr[probe] = cp(src[probe])
     mounts = src.get("volumeMounts")
     if mounts:
         ctr["volumeMounts"] = [
@@ -694,19 +694,26 @@ def _same(v: Any) -> Any:
     return v
 
 
-def _merge_main(src: J, base: J, copy_values: bool = True) -> None:
+def _merge_main(src: J, base: J, copy_values: bool = True, keys: tuple[str, ...] | None = None) -> None:
     """Overlay ``extraPodSpec.mainContainer`` onto the dedicated-field main container.
 
-    With ``copy_values=False`` the result shares values with ``src`` (read-only use).
+    With ``copy_values=False`` the result shares values with ``src`` (read-only use). With
+    ``keys`` only those mainContainer fields are overlaid (each field merges independently,
+    so the result agrees with the full merge on them).
     """
     mc = _eps_main(src.get("extraPodSpec"))
     if mc is None:
         return
-    main = deep_copy(mc) if copy_values else dict(mc)
+    # ``main`` is private (or read-only use): its values are taken without further copies,
+    # and nested objects of ``base`` are replaced rather than edited.
+    if keys is not None:
+        main = {k: mc[k] for k in keys if k in mc}
+    else:
+        main = deep_copy(mc) if copy_values else dict(mc)
     base_envs = base.get("env")
     dedicated_mounts = list(base.get("volumeMounts") or [])
     main["name"] = MAIN
-    merge_override(base, main)
+    merge_override(base, main, copy=False)
     envs = merge_envs(base_envs, main.get("env"))
     if envs is None:
         base.pop("env", None)
@@ -767,11 +774,16 @@ def build_pod_template(
     return tpl
 
 
+# The main-container fields that have dedicated α fields (the ones origins are kept for).
+_DEDICATED_MAIN_FIELDS = ("env", "envFrom", "resources", "volumeMounts", "livenessProbe", "readinessProbe")
+
+
 def _semantic_main(src: J | None) -> J:
+    """Read-only: the projected main container, exact on ``_DEDICATED_MAIN_FIELDS`` only."""
     if src is None:
         return {"name": MAIN}
     main = _main_from_dedicated(src, copy_values=False)
-    _merge_main(src, main, copy_values=False)
+    _merge_main(src, main, copy_values=False, keys=_DEDICATED_MAIN_FIELDS)
     main["name"] = MAIN
     return main
 
@@ -1348,7 +1360,7 @@ def _decompose_pod_template(src: J, dst: J, restored: J | None) -> None:
     other: list[J] = []
     for c in _tpl_containers(tpl):
         if c.get("name", "") == MAIN and main is None:
-            main = deep_copy(c)
+            main = c  # ``tpl`` is a private copy and this container leaves it
             continue
         other.append(c)
     if src.get("frontendSidecar") is not None:

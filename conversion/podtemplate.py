@@ -149,19 +149,24 @@ def merge_envs(common: list[Any] | None, specific: list[Any] | None) -> list[Any
 _MAP_KEYS = frozenset(("limits", "requests"))
 
 
-def merge_override(dst: dict[str, Any], src: dict[str, Any]) -> None:
+def merge_override(dst: dict[str, Any], src: dict[str, Any], copy: bool = True) -> None:
     """Overlay ``src`` onto ``dst`` like ``mergo.Merge(dst, src, mergo.WithOverride)``.
 
     Struct fields: a non-zero source value wins; nested objects merge field by field (a
     source pointer to an empty struct is only taken when the destination has none);
     non-empty lists replace. Resource maps (``limits``/``requests``) merge key by key with
     every source key winning, zero quantities included.
+
+    With ``copy=False`` source values are taken as they are and nested destination objects
+    are replaced by merged copies instead of being edited in place: neither input changes
+    below the top level of ``dst``.
     """
+    cp = deep_copy if copy else _same
     for k, sv in src.items():
         if dst.get(k) is None:
             # A nil destination takes the source value as a whole (pointer assignment).
             if sv is not None and not (_zero(sv) and not isinstance(sv, dict)):
-                dst[k] = deep_copy(sv)
+                dst[k] = cp(sv)
             continue
         if isinstance(sv, dict):
             dv = dst.get(k)
@@ -171,19 +176,31 @@ def merge_override(dst: dict[str, Any], src: dict[str, Any]) -> None:
                 if not isinstance(dv, dict):
                     dv = {}
                     dst[k] = dv
+                elif not copy:
+                    dv = dict(dv)
+                    dst[k] = dv
                 for kk, vv in sv.items():
-                    dv[kk] = deep_copy(vv)
+                    dv[kk] = cp(vv)
                 continue
             if isinstance(dv, dict):
-                merge_override(dv, sv)
+                if copy:
+                    merge_override(dv, sv)
+                else:
+                    merged = dict(dv)
+                    merge_override(merged, sv, False)
+                    dst[k] = merged
             else:
                 nv: dict[str, Any] = {}
-                merge_override(nv, sv)
+                merge_override(nv, sv, copy)
                 dst[k] = nv
             continue
         if _zero(sv):
             continue
-        dst[k] = deep_copy(sv)
+        dst[k] = cp(sv)
+
+
+def _same(v: Any) -> Any:
+    return v
 
 
 # Kubernetes string fields without ``omitempty`` (kept when ""); every other empty string,
