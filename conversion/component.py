@@ -40,6 +40,7 @@ from conversion.podtemplate import (
     pod_spec_is_zero,
     pod_template_is_zero,
     sem,
+    sem_absent_except,
     sem_eq,
 )
 from conversion.quantity import parse_quantity
@@ -592,12 +593,13 @@ def _eps_main(eps: J | None) -> J | None:
 def _eps_is_zero(eps: J | None) -> bool:
     if eps is None:
         return True
-    return pod_spec_is_zero(_eps_pod_spec(eps)) and container_is_empty(_eps_main(eps))
+    # The inline PodSpec part is zero when every field but mainContainer is absent.
+    return sem_absent_except(eps, "mainContainer") and container_is_empty(_eps_main(eps))
 
 
 def _eps_only_preserves_main_name(eps: J | None) -> bool:
     main = _eps_main(eps)
-    if main is None or not main.get("name") or not pod_spec_is_zero(_eps_pod_spec(eps)):
+    if eps is None or main is None or not main.get("name") or not sem_absent_except(eps, "mainContainer"):
         return False
     return container_is_empty(main)
 

@@ -34,6 +34,7 @@ __all__ = [
     "pod_spec_is_zero",
     "pod_template_is_zero",
     "sem",
+    "sem_absent_except",
     "sem_eq",
 ]
 
@@ -86,6 +87,26 @@ def sem(v: Any) -> Any:
     return v
 
 
+def _sem_absent(v: Any) -> bool:
+    """``_absent(sem(v))`` without building the normal form."""
+    if isinstance(v, dict):
+        for x in v.values():  # noqa: SIM110 - a plain loop is cheaper than all() on this hot path
+            if not _sem_absent(x):
+                return False
+        return True
+    if isinstance(v, list):
+        return not v
+    return v is None or v == ""
+
+
+def sem_absent_except(d: dict[str, Any], skip: str) -> bool:
+    """Every field of ``d`` but ``skip`` is semantically absent."""
+    for k, v in d.items():  # noqa: SIM110 - a plain loop is cheaper than all() on this hot path
+        if k != skip and not _sem_absent(v):
+            return False
+    return True
+
+
 def sem_eq(a: Any, b: Any) -> bool:
     if a == b:
         return True
@@ -99,7 +120,7 @@ def container_is_empty(c: dict[str, Any] | None) -> bool:
     for k, v in c.items():
         if k == "name":
             continue
-        if not _absent(sem(v)):
+        if not _sem_absent(v):
             return False
     return True
 
@@ -109,12 +130,12 @@ def container_has_only_name(c: dict[str, Any]) -> bool:
 
 
 def pod_spec_is_zero(p: dict[str, Any] | None) -> bool:
-    return p is None or _absent(sem(p))
+    return p is None or _sem_absent(p)
 
 
 def pod_template_is_zero(t: dict[str, Any] | None) -> bool:
     """``podTemplateIsZero``: a present template equal to the zero PodTemplateSpec."""
-    return t is not None and _absent(sem(t))
+    return t is not None and _sem_absent(t)
 
 
 def find_container(containers: list[dict[str, Any]] | None, name: str) -> dict[str, Any] | None:
