@@ -39,7 +39,7 @@ from conversion.podtemplate import (
     merge_override,
     pod_spec_is_zero,
     pod_template_is_zero,
-    sem,
+    sem_absent,
     sem_absent_except,
     sem_eq,
 )
@@ -1698,10 +1698,8 @@ def _names(tpl: J | None) -> list[str]:
 
 
 def _sparse_pod_template(src: J, projected: J | None, frontend: str) -> J | None:
-    meta = deep_copy(src.get("metadata") or {})
-    meta.pop("labels", None)
-    meta.pop("annotations", None)
-    needs_meta = bool(sem(meta))
+    src_meta = src.get("metadata") or {}
+    needs_meta = any(not sem_absent(v) for k, v in src_meta.items() if k not in ("labels", "annotations"))
     src_containers = _tpl_containers(src)
     proj_containers = _tpl_containers(projected)
     src_has_main = has_container(src_containers, MAIN)
@@ -1729,6 +1727,9 @@ def _sparse_pod_template(src: J, projected: J | None, frontend: str) -> J | None
         return None
     out: J = {}
     if needs_meta:
+        meta = deep_copy(src_meta)
+        meta.pop("labels", None)
+        meta.pop("annotations", None)
         out["metadata"] = meta
     saved_containers = _save_containers(src_containers, proj_containers, needs_order, frontend)
     if not needs_meta and not saved_containers and not needs_generated_main and not needs_empty_marker:

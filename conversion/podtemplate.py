@@ -34,6 +34,7 @@ __all__ = [
     "pod_spec_is_zero",
     "pod_template_is_zero",
     "sem",
+    "sem_absent",
     "sem_absent_except",
     "sem_eq",
 ]
@@ -45,6 +46,8 @@ SIDECAR_FRONTEND = "sidecar-frontend"
 def deep_copy(v: Any) -> Any:
     """Copy a JSON value (dicts and lists are rebuilt, scalars shared)."""
     if isinstance(v, (dict, list)):
+        if not v:
+            return {} if isinstance(v, dict) else []
         try:
             return orjson.loads(orjson.dumps(v))
         except (TypeError, orjson.JSONEncodeError):
@@ -87,11 +90,11 @@ def sem(v: Any) -> Any:
     return v
 
 
-def _sem_absent(v: Any) -> bool:
+def sem_absent(v: Any) -> bool:
     """``_absent(sem(v))`` without building the normal form."""
     if isinstance(v, dict):
         for x in v.values():  # noqa: SIM110 - a plain loop is cheaper than all() on this hot path
-            if not _sem_absent(x):
+            if not sem_absent(x):
                 return False
         return True
     if isinstance(v, list):
@@ -102,7 +105,7 @@ def _sem_absent(v: Any) -> bool:
 def sem_absent_except(d: dict[str, Any], skip: str) -> bool:
     """Every field of ``d`` but ``skip`` is semantically absent."""
     for k, v in d.items():  # noqa: SIM110 - a plain loop is cheaper than all() on this hot path
-        if k != skip and not _sem_absent(v):
+        if k != skip and not sem_absent(v):
             return False
     return True
 
@@ -120,7 +123,7 @@ def container_is_empty(c: dict[str, Any] | None) -> bool:
     for k, v in c.items():
         if k == "name":
             continue
-        if not _sem_absent(v):
+        if not sem_absent(v):
             return False
     return True
 
@@ -130,12 +133,12 @@ def container_has_only_name(c: dict[str, Any]) -> bool:
 
 
 def pod_spec_is_zero(p: dict[str, Any] | None) -> bool:
-    return p is None or _sem_absent(p)
+    return p is None or sem_absent(p)
 
 
 def pod_template_is_zero(t: dict[str, Any] | None) -> bool:
     """``podTemplateIsZero``: a present template equal to the zero PodTemplateSpec."""
-    return t is not None and _sem_absent(t)
+    return t is not None and sem_absent(t)
 
 
 def find_container(containers: list[dict[str, Any]] | None, name: str) -> dict[str, Any] | None:
