@@ -1,0 +1,186 @@
+"""Cheaper equivalents used on the conversion hot path agree with the reference definitions."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conversion import component as comp
+from conversion.payloads import Field, GoTypeError, ListOf, MapOf, Ptr, Struct, decode, decode_struct
+from conversion.podtemplate import (
+    MAIN,
+    container_is_empty,
+    deep_copy,
+    merge_override,
+    sem,
+    sem_absent,
+    sem_absent_except,
+)
+from tests.conversion.strategies import alpha_component, container
+
+J = dict[str, Any]
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from(["", "a", "1Gi"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "b", "limits", "requests", "name"]), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+OBJECTS = st.dictionaries(st.sampled_from(["a", "b", "limits", "requests", "name"]), JSON, max_size=4)
+LAW = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@LAW
+@given(JSON)
+def test_sem_absent_is_absent_normal_form(v: Any) -> None:
+    n = sem(v)
+    assert sem_absent(v) == (n is None or n == "" or n == [] or n == {})
+
+
+@LAW
+@given(OBJECTS, st.sampled_from(["a", "name", "zz"]))
+def test_sem_absent_except_ignores_only_the_skipped_field(d: J, skip: str) -> None:
+    rest = {k: v for k, v in d.items() if k != skip}
+    assert sem_absent_except(d, skip) == sem_absent(rest)
+
+
+@LAW
+@given(OBJECTS, OBJECTS)
+def test_copy_free_merge_agrees_and_leaves_inputs_alone(dst: J, src: J) -> None:
+    reference = deep_copy(dst)
+    merge_override(reference, deep_copy(src))
+    dst_before, src_before = orjson.dumps(dst), orjson.dumps(src)
+    nested_before = {k: orjson.dumps(v) for k, v in dst.items()}
+    nested = dict(dst)
+    merged = dict(dst)
+    merge_override(merged, src, copy=False)
+    assert orjson.dumps(merged) == orjson.dumps(reference)
+    assert orjson.dumps(src) == src_before
+    assert orjson.dumps(dst) == dst_before
+    # Nested destination objects are replaced, never edited in place.
+    assert {k: orjson.dumps(v) for k, v in nested.items()} == nested_before
+
+
+def test_copy_free_merge_of_resource_maps_and_probes() -> None:
+    probe = {"httpGet": {"path": "/a", "port": 1}}
+    limits = {"cpu": "1"}
+    dst: J = {"resources": {"limits": limits}, "readinessProbe": probe}
+    src: J = {
+        "resources": {"limits": {"memory": "1Gi"}, "requests": {"cpu": "0"}},
+        "readinessProbe": {"httpGet": {"port": 2}, "periodSeconds": 0},
+    }
+    merge_override(dst, src, copy=False)
+    assert dst == {
+        "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "0"}},
+        "readinessProbe": {"httpGet": {"path": "/a", "port": 2}},
+    }
+    assert limits == {"cpu": "1"}
+    assert probe == {"httpGet": {"path": "/a", "port": 1}}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(alpha_component(), st.one_of(st.none(), container(st.just("ignored"))))
+def test_semantic_main_matches_the_projection_on_dedicated_fields(svc: J, main: J | None) -> None:
+    if main is not None:
+        main.pop("name")
+        svc.setdefault("extraPodSpec", {})["mainContainer"] = main
+    typed = comp.canon_alpha_shared(svc)
+    before = orjson.dumps(typed)
+    tpl = comp.build_pod_template(copy.deepcopy(typed), True)
+    assert tpl is not None
+    full = next(c for c in tpl["spec"]["containers"] if c["name"] == MAIN)
+    fast = comp._semantic_main(typed)
+    for k in comp._DEDICATED_MAIN_FIELDS:
+        assert fast.get(k) == full.get(k), k
+    assert orjson.dumps(typed) == before
+    projected = comp.build_pod_template(typed, True, copy_values=False)
+    assert orjson.dumps(projected) == orjson.dumps(tpl)
+    assert orjson.dumps(typed) == before
+
+
+def test_container_is_empty_follows_semantic_absence() -> None:
+    assert container_is_empty({"name": "x", "env": [], "resources": {"limits": {}}, "image": ""})
+    assert not container_is_empty({"name": "x", "securityContext": {"privileged": False}})
+    assert not container_is_empty({"resources": {"limits": {"cpu": "0"}}})
+
+
+INNER = Struct((Field("size", "quantity"), Field("flag", "bool", False)))
+SCHEMA = Struct(
+    (
+        Field("name", "string"),
+        Field("count", Ptr("int")),
+        Field("n", "int"),
+        Field("ratio", "float"),
+        Field("inner", Ptr(INNER)),
+        Field("items", ListOf(INNER)),
+        Field("byName", MapOf("string")),
+        Field("labels", "stringmap"),
+        Field("raw", "any"),
+    )
+)
+
+
+def test_compiled_decoder_keeps_go_decoding_rules() -> None:
+    got = decode_struct(
+        {
+            "NAME": "a",
+            "name": "b",
+            "count": 0,
+            "n": 0,
+            "ratio": 0.0,
+            "inner": {"size": " 1000m ", "flag": False},
+            "items": [None, {"Size": 2}],
+            "byname": {"x": None, "y": "z"},
+            "labels": {"k": None},
+            "raw": 0,
+            "unknown": 1,
+        },
+        SCHEMA,
+    )
+    assert orjson.dumps(got) == orjson.dumps(
+        {
+            "name": "b",
+            "count": 0,
+            "inner": {"size": "1", "flag": False},
+            "items": [None, {"size": "2"}],
+            "byName": {"x": None, "y": "z"},
+            "labels": {"k": ""},
+        }
+    )
+    # null removes an earlier case-folded match and the later key goes last.
+    assert list(decode_struct({"name": "a", "n": 1, "Name": None, "NAME": "c"}, SCHEMA)) == ["n", "name"]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"name": 1}, "json: cannot unmarshal number into Go struct field name of type string"),
+        ({"n": True}, "json: cannot unmarshal bool into Go struct field n of type int"),
+        ({"ratio": "1"}, "json: cannot unmarshal string into Go struct field ratio of type float64"),
+        ({"inner": []}, "json: cannot unmarshal array into Go struct field inner of type struct"),
+        ({"inner": {"size": "x"}}, "quantities must match the regular expression: size"),
+        ({"items": [{"flag": 1}]}, "json: cannot unmarshal number into Go struct field flag of type bool"),
+        ({"byName": {"a": 1}}, "json: cannot unmarshal number into Go struct field byName of type string"),
+        (
+            {"labels": []},
+            "json: cannot unmarshal array into Go struct field labels of type map[string]string",
+        ),
+    ],
+)
+def test_compiled_decoder_errors_name_the_field(value: J, message: str) -> None:
+    with pytest.raises(GoTypeError) as info:
+        decode(value, SCHEMA, "spec")
+    assert str(info.value) == message
+
+
+def test_decode_reports_the_given_path_for_a_top_level_mismatch() -> None:
+    with pytest.raises(GoTypeError) as info:
+        decode("x", SCHEMA, "spec")
+    assert str(info.value) == "json: cannot unmarshal string into Go struct field spec of type struct"
