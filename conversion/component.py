@@ -863,13 +863,15 @@ def _experimental_to_hub(src: J, dst: J) -> None:
 
 
 def _save_alpha_only(src: J, save: J, include_origin_splits: bool) -> None:
+    """Fill the alpha-only save. The save is serialised right away and never edited below its
+    top level (but for a copied ``extraPodSpec``), so it shares values with ``src``."""
     has = False
     if src.get("subComponentType") and not _promotes(src):
         save["subComponentType"] = src["subComponentType"]
         has = True
     for k in ("dynamoNamespace", "autoscaling", "ingress"):
         if k in src:
-            save[k] = deep_copy(src[k])
+            save[k] = src[k]
             has = True
     for k in ("annotations", "labels"):
         if src.get(k):
@@ -879,34 +881,35 @@ def _save_alpha_only(src: J, save: J, include_origin_splits: bool) -> None:
         save["envFromSecret"] = src["envFromSecret"]
         has = True
     if _resources_need_preservation(src.get("resources")):
-        save["resources"] = deep_copy(src["resources"])
+        save["resources"] = src["resources"]
         has = True
     mounts = src.get("volumeMounts")
     if mounts and not _mounts_round_trip(mounts):
-        save["volumeMounts"] = deep_copy(mounts)
+        save["volumeMounts"] = mounts
         has = True
     if _shared_memory_needs_preservation(src.get("sharedMemory")):
-        save["sharedMemory"] = deep_copy(src["sharedMemory"])
+        save["sharedMemory"] = src["sharedMemory"]
         has = True
     if _extra_pod_metadata_needs_preservation(src.get("extraPodMetadata")):
-        save["extraPodMetadata"] = deep_copy(src["extraPodMetadata"])
+        save["extraPodMetadata"] = src["extraPodMetadata"]
         has = True
     if _eps_needs_preservation(src.get("extraPodSpec")) or _frontend_conflict_needs_preservation(
         src.get("frontendSidecar"), src.get("extraPodSpec")
     ):
+        # Copied: the main-origin save below edits its mainContainer.
         save["extraPodSpec"] = deep_copy(src["extraPodSpec"])
         has = True
     sa = src.get("scalingAdapter")
     if sa is not None and not sa.get("enabled"):
-        save["scalingAdapter"] = deep_copy(sa)
+        save["scalingAdapter"] = sa
         has = True
     if "frontendSidecar" in src:
-        save["frontendSidecar"] = deep_copy(src["frontendSidecar"])
+        save["frontendSidecar"] = src["frontendSidecar"]
         has = True
     for k in ("gpuMemoryService", "failover"):
         v = src.get(k)
         if v is not None and not v.get("enabled"):
-            save[k] = deep_copy(v)
+            save[k] = v
             has = True
     if include_origin_splits or has or _main_origins_need_save(src):
         _save_main_origins(src, save)
@@ -933,22 +936,22 @@ def _save_main_origins(src: J, save: J) -> None:
     if main.get("name"):
         _ensure_main(save)["name"] = main["name"]
     if src.get("envs") or main.get("env"):
-        _set_or_pop(save, "envs", deep_copy(src.get("envs")))
-        _set_or_pop(_ensure_main(save), "env", deep_copy(main.get("env")))
+        _set_or_pop(save, "envs", src.get("envs"))
+        _set_or_pop(_ensure_main(save), "env", main.get("env"))
     if "envFromSecret" in src or main.get("envFrom"):
         if "envFromSecret" in src:
             save["envFromSecret"] = src["envFromSecret"]
-        _set_or_pop(_ensure_main(save), "envFrom", deep_copy(main.get("envFrom")))
+        _set_or_pop(_ensure_main(save), "envFrom", main.get("envFrom"))
     if src.get("resources") is not None or not sem_eq(main.get("resources") or {}, {}):
-        _set_or_pop(save, "resources", deep_copy(src.get("resources")))
-        _ensure_main(save)["resources"] = deep_copy(main.get("resources") or {})
+        _set_or_pop(save, "resources", src.get("resources"))
+        _ensure_main(save)["resources"] = main.get("resources") or {}
     if src.get("volumeMounts") or main.get("volumeMounts"):
-        _set_or_pop(save, "volumeMounts", deep_copy(src.get("volumeMounts")))
-        _set_or_pop(_ensure_main(save), "volumeMounts", deep_copy(main.get("volumeMounts") or None))
+        _set_or_pop(save, "volumeMounts", src.get("volumeMounts"))
+        _set_or_pop(_ensure_main(save), "volumeMounts", main.get("volumeMounts") or None)
     for probe in ("livenessProbe", "readinessProbe"):
         if src.get(probe) is not None or main.get(probe) is not None:
-            _set_or_pop(save, probe, deep_copy(src.get(probe)))
-            _set_or_pop(_ensure_main(save), probe, deep_copy(main.get(probe)))
+            _set_or_pop(save, probe, src.get(probe))
+            _set_or_pop(_ensure_main(save), probe, main.get(probe))
 
 
 def _set_or_pop(d: J, k: str, v: Any) -> None:
@@ -1679,6 +1682,8 @@ def _prune_empty_eps(dst: J, restored: J | None) -> None:
 
 
 def _save_hub_only(src: J, converted: J, save: J) -> None:
+    """Fill the hub-only save. The save is serialised right away and only edited at its top
+    level, so it shares values with ``src``."""
     if src.get("frontendSidecar") is not None and converted.get("frontendSidecar") is None:
         save["frontendSidecar"] = src["frontendSidecar"]
     if src.get("podTemplate") is not None:
@@ -1688,9 +1693,9 @@ def _save_hub_only(src: J, converted: J, save: J) -> None:
             save["podTemplate"] = sparse
     exp = src.get("experimental")
     if _experimental_is_hub_only_shape(exp):
-        save["experimental"] = deep_copy(exp)
+        save["experimental"] = exp
     elif exp is not None and "grove" in exp:
-        save["experimental"] = {"grove": deep_copy(exp["grove"])}
+        save["experimental"] = {"grove": exp["grove"]}
 
 
 def _names(tpl: J | None) -> list[str]:
@@ -1727,7 +1732,7 @@ def _sparse_pod_template(src: J, projected: J | None, frontend: str) -> J | None
         return None
     out: J = {}
     if needs_meta:
-        meta = deep_copy(src_meta)
+        meta = dict(src_meta)
         meta.pop("labels", None)
         meta.pop("annotations", None)
         out["metadata"] = meta
@@ -1748,7 +1753,7 @@ def _save_containers(src: list[J], projected: list[J], preserve_order: bool, fro
         if pc is not None:
             _save_container_fields(saved, c, pc)
         elif not container_has_only_name(c):
-            saved = deep_copy(c)
+            saved = c
         if (
             preserve_order
             or name == frontend
@@ -1775,7 +1780,7 @@ def _save_container_fields(saved: J, c: J, pc: J) -> None:
     if c.get("name", "") != MAIN:
         if not sem_eq(c, pc):
             saved.clear()
-            saved.update(deep_copy(c))
+            saved.update(c)
             for k in ("image", "args", "env"):
                 saved.pop(k, None)
             if sem_eq(c.get("envFrom"), pc.get("envFrom")):
@@ -1789,7 +1794,7 @@ def _save_container_fields(saved: J, c: J, pc: J) -> None:
         sm: J = {"name": m.get("name", ""), "mountPath": m.get("mountPath", "")}
         pm = _find_preserved_mount(pc.get("volumeMounts"), m)
         if pm is None or not sem_eq(m, pm):
-            sm = deep_copy(m)
+            sm = m
         out.append(sm)
     saved["volumeMounts"] = out
 
