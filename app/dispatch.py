@@ -80,11 +80,15 @@ def review_admission(
                 decision = handler(inp, ctx)
                 response = admission_response(env.uid, decision, mutating, inp.object)
             except Exception as exc:  # the answer is always a review, as controller-runtime's recover()
-                log.error(
-                    "admission handler failed",
-                    extra={"uid": env.uid, "error": repr(exc), "traceback": traceback.format_exc()},
-                )
-                response = denial(env.uid, f"internal error: {type(exc).__name__}: {exc}", 500)
+                problem = _type_problem(inp, ("oldObject",))
+                if problem is not None:
+                    response = denial(env.uid, problem, 400)
+                else:
+                    log.error(
+                        "admission handler failed",
+                        extra={"uid": env.uid, "error": repr(exc), "traceback": traceback.format_exc()},
+                    )
+                    response = denial(env.uid, f"internal error: {type(exc).__name__}: {exc}", 500)
     request = env.request
     kind = request.get("kind")
     status = response.get("status") or {}
@@ -104,12 +108,16 @@ def review_admission(
     )
 
 
-def _type_problem(inp: AdmissionInput) -> str | None:
+def _type_problem(inp: AdmissionInput, fields: tuple[str, ...] = ("object",)) -> str | None:
+    """The first wrongly typed value of the request's objects (``object`` up front; the stored
+    ``oldObject`` already passed the apiserver's schema validation, so it is only examined when a
+    handler could not process the request)."""
     if inp.operation not in ("CREATE", "UPDATE") or inp.sub_resource:
         return None
     if inp.expected_gvk is not None and inp.expected_gvk != inp.kind:
         return None  # the per-kind path's GVK guard answers first
-    for field_name, obj in (("object", inp.object), ("oldObject", inp.old_object)):
+    for field_name in fields:
+        obj = inp.object if field_name == "object" else inp.old_object
         if isinstance(obj, dict):
             api_version = obj.get("apiVersion") or inp.kind.api_version
             kind = obj.get("kind") or inp.kind.kind

@@ -16,11 +16,34 @@ from typing import Any
 
 Skeleton = dict[str, Any]
 
-_PY_TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,),
-    "array": (list,),
-    "string": (str,),
-    "boolean": (bool,),
+class _Node:
+    """A compiled skeleton node: the exact Python types a value may have (None: anything), and
+    the child nodes of its members or items. ``leaf`` nodes have no children to visit."""
+
+    __slots__ = ("accepted", "expected", "extra", "integral", "items", "leaf", "props")
+
+    def __init__(self, skel: Skeleton) -> None:
+        expected = skel.get("t")
+        self.expected: str = expected or ""
+        self.accepted: frozenset[type] | None = None if "x" in skel or not expected else _ACCEPTED.get(expected)
+        self.integral = expected == "integer"  # a float with an integral value also decodes into an int
+        self.props: dict[str, _Node] | None = (
+            {k: _Node(v) for k, v in skel["p"].items()} if "p" in skel and "x" not in skel else None
+        )
+        self.extra: _Node | None = _Node(skel["a"]) if "a" in skel and "x" not in skel else None
+        self.items: _Node | None = _Node(skel["i"]) if "i" in skel and "x" not in skel else None
+        self.leaf = self.props is None and self.extra is None and self.items is None
+
+
+# Exact types: orjson and the YAML loader produce plain dict/list/str/int/float/bool values.
+_ACCEPTED: dict[str, frozenset[type]] = {
+    "object": frozenset({dict}),
+    "array": frozenset({list}),
+    "string": frozenset({str}),
+    "boolean": frozenset({bool}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "int-or-string": frozenset({int, str}),
 }
 
 
@@ -34,6 +57,12 @@ def skeleton_for(api_version: str, kind: str) -> Skeleton | None:
         return None
     result: Skeleton = json.loads(text)
     return result
+
+
+@functools.cache
+def _compiled(api_version: str, kind: str) -> _Node | None:
+    skel = skeleton_for(api_version, kind)
+    return None if skel is None else _Node(skel)
 
 
 def json_type(value: Any) -> str:
@@ -53,27 +82,21 @@ def json_type(value: Any) -> str:
     return "object"
 
 
-def _matches(expected: str, value: Any) -> bool:
-    if expected == "integer":
-        return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer()
-        )
-    if expected == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if expected == "int-or-string":
-        return isinstance(value, (int, str)) and not isinstance(value, bool)
-    return isinstance(value, _PY_TYPES.get(expected, (object,)))
+def _wrong(node: _Node, value: Any) -> bool:
+    accepted = node.accepted
+    if accepted is None or type(value) in accepted:
+        return False
+    return not (node.integral and type(value) is float and value.is_integer())
 
 
-def _check(value: Any, node: Skeleton) -> tuple[list[str | int], str] | None:
+def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
     """None when ``value`` fits ``node``; else (reversed path segments, problem). Paths are only
     built on the way back from a failure, so a clean object costs no string work."""
-    expected = node.get("t")
-    if expected is not None and not _matches(expected, value):
-        return [], f"expected {expected}, got {json_type(value)}"
-    if isinstance(value, dict):
-        props = node.get("p")
-        extra = node.get("a")
+    if _wrong(node, value):
+        return [], f"expected {node.expected}, got {json_type(value)}"
+    kind = type(value)
+    if kind is dict:
+        props, extra = node.props, node.extra
         if props is None and extra is None:
             return None
         for key, child in value.items():
@@ -82,18 +105,26 @@ def _check(value: Any, node: Skeleton) -> tuple[list[str | int], str] | None:
             sub = props.get(key) if props is not None else None
             if sub is None:
                 sub = extra
-            if sub is None or "x" in sub:
+                if sub is None:
+                    continue
+            if sub.leaf:
+                if _wrong(sub, child):
+                    return [key], f"expected {sub.expected}, got {json_type(child)}"
                 continue
             found = _check(child, sub)
             if found is not None:
                 found[0].append(key)
                 return found
-    elif isinstance(value, list):
-        items = node.get("i")
-        if items is None or "x" in items:
+    elif kind is list:
+        items = node.items
+        if items is None:
             return None
         for index, child in enumerate(value):
             if child is None:
+                continue
+            if items.leaf:
+                if _wrong(items, child):
+                    return [index], f"expected {items.expected}, got {json_type(child)}"
                 continue
             found = _check(child, items)
             if found is not None:
@@ -106,10 +137,10 @@ def first_type_error(obj: Any, api_version: str, kind: str, root: str = "") -> s
     """``<path>: expected <type>, got <type>`` for the first value (in document order) of the
     wrong JSON type, or None (also when the kind/version has no known schema). ``null`` is
     accepted anywhere, as the operator's decoder does."""
-    skel = skeleton_for(api_version, kind)
-    if skel is None or obj is None:
+    node = _compiled(api_version, kind)
+    if node is None or obj is None:
         return None
-    found = _check(obj, skel)
+    found = _check(obj, node)
     if found is None:
         return None
     segments, problem = found

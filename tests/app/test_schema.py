@@ -68,10 +68,19 @@ def test_a_mistyped_object_is_a_400_before_any_rule_runs(
     assert out["status"]["message"] == "request.object.spec.components[0].replicas: expected integer, got string"
 
 
-def test_old_object_is_checked_on_update(client: TestClient) -> None:
+def test_old_object_is_examined_when_a_handler_fails(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def crash(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+        calls.append(inp.operation)
+        raise TypeError("bool is not an int")
+
+    monkeypatch.setattr(validation, "validate", crash)
     review = admission_review(dgd(components=[{"name": "w"}]), operation="UPDATE",
                               old=dgd(components=[{"name": "w", "replicas": True}]))
     out = client.post("/validate", content=json.dumps(review), headers=JSON_HEADERS).json()["response"]
+    assert calls == ["UPDATE"]  # the stored object is not checked up front
+    assert out["status"]["code"] == 400
     assert out["status"]["message"] == "request.oldObject.spec.components[0].replicas: expected integer, got boolean"
 
 
