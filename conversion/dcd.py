@@ -25,7 +25,7 @@ from conversion.payloads import (
     Ptr,
     Struct,
     apply_epp_records,
-    decode_struct,
+    decode_root,
     get_annotation,
     has_annotation,
     read_spec_payload,
@@ -70,17 +70,6 @@ ALPHA_STATUS = Struct(
 )
 
 
-def _decode(value: Any, schema: Struct, what: str) -> J:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ConversionError(f"json: cannot unmarshal {what}: expected an object")
-    try:
-        return decode_struct(value, schema, what)
-    except GoTypeError as exc:
-        raise ConversionError(str(exc)) from exc
-
-
 def _decode_live(spec: Any, canon: Callable[[J], J]) -> tuple[str, J]:
     """Decode a live DCD spec: ``backendFramework`` plus the shared spec (decoded once)."""
     if spec is None:
@@ -89,7 +78,7 @@ def _decode_live(spec: Any, canon: Callable[[J], J]) -> tuple[str, J]:
         raise ConversionError("json: cannot unmarshal spec: expected an object")
     try:
         backend = (
-            _decode({"backendFramework": spec["backendFramework"]}, _BACKEND, "spec")
+            decode_root({"backendFramework": spec["backendFramework"]}, _BACKEND, "spec")
             if "backendFramework" in spec
             else {}
         )
@@ -138,7 +127,7 @@ def alpha_to_beta(obj: J) -> J:
         spec["backendFramework"] = backend
     spec.update(dst)
 
-    status = _decode(obj.get("status"), ALPHA_STATUS, "status")
+    status = decode_root(obj.get("status"), ALPHA_STATUS, "status")
     status_save: J = {}
     if status.get("podSelector"):
         status_save["podSelector"] = dict(status["podSelector"])

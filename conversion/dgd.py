@@ -19,7 +19,7 @@ from conversion.payloads import (
     Ptr,
     Struct,
     apply_epp_records,
-    decode_struct,
+    decode_root,
     get_annotation,
     has_annotation,
     read_spec_payload,
@@ -309,17 +309,6 @@ def _byte_key(s: str) -> bytes:
     return s.encode()
 
 
-def _decode_spec(spec: Any, schema: Struct) -> J:
-    if spec is None:
-        return {}
-    if not isinstance(spec, dict):
-        raise ConversionError("json: cannot unmarshal spec: expected an object")
-    try:
-        return decode_struct(spec, schema, "spec")
-    except GoTypeError as exc:
-        raise ConversionError(str(exc)) from exc
-
-
 def alpha_to_beta(obj: J) -> J:
     """α DGD → β DGD (``ConvertTo``)."""
     meta = deep_copy(obj.get("metadata") or {})
@@ -336,7 +325,7 @@ def alpha_to_beta(obj: J) -> J:
     hub_origin = restored is not None
     scrub(meta, (ANN_SPEC, ANN_STATUS))
 
-    src = _decode_spec(obj.get("spec"), ALPHA_SPEC_LIVE)
+    src = decode_root(obj.get("spec"), ALPHA_SPEC_LIVE, "spec")
     try:
         for name, svc in (src.get("services") or {}).items():
             if svc is not None:
@@ -396,7 +385,7 @@ def alpha_to_beta(obj: J) -> J:
             components.append(_order_component(c))
         dst["components"] = components
 
-    status = _decode_status(obj.get("status"))
+    status = decode_root(obj.get("status"), ALPHA_STATUS, "status")
     status_save: J = {}
     for name, s in (status.get("services") or {}).items():
         if name_needs_preservation(s):
@@ -425,17 +414,6 @@ def _order_component(c: J) -> J:
     return out
 
 
-def _decode_status(status: Any) -> J:
-    if status is None:
-        return {}
-    if not isinstance(status, dict):
-        raise ConversionError("json: cannot unmarshal status: expected an object")
-    try:
-        return decode_struct(status, ALPHA_STATUS, "status")
-    except GoTypeError as exc:
-        raise ConversionError(str(exc)) from exc
-
-
 def beta_to_alpha(obj: J) -> J:
     """β DGD → α DGD (``ConvertFrom``)."""
     meta = deep_copy(obj.get("metadata") or {})
@@ -456,7 +434,7 @@ def beta_to_alpha(obj: J) -> J:
     restored_status = read_status_payload(meta, ANN_STATUS, ALPHA_STATUS)
     scrub(meta, (ANN_SPEC, ANN_STATUS))
 
-    src = _decode_spec(obj.get("spec"), BETA_SPEC_LIVE)
+    src = decode_root(obj.get("spec"), BETA_SPEC_LIVE, "spec")
     comps = src.get("components") or []
     src_components = []
     try:

@@ -129,6 +129,20 @@ def decode_struct(value: Mapping[str, Any], schema: Struct, path: str = "") -> d
     return schema.fields_decoder(value)
 
 
+def decode_root(value: Any, schema: Struct, what: str) -> dict[str, Any]:
+    """Decode a live object's ``spec``/``status`` (``what``) as Go's decoder would: absent or null
+    is the zero struct; anything but an object, or a type mismatch inside, is a ConversionError."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConversionError(f"json: cannot unmarshal {what}: expected an object")
+    try:
+        decoded: dict[str, Any] = decode_struct(value, schema, what)
+    except GoTypeError as exc:
+        raise ConversionError(str(exc)) from exc
+    return decoded
+
+
 def _decode_any(value: Any, path: str) -> Any:
     return value
 
