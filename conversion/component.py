@@ -209,6 +209,21 @@ ALPHA_SHARED = Struct(
     )
 )
 
+# v1alpha1 ServiceReplicaStatus: DGD status.services values and the DCD status.service.
+REPLICA_STATUS_ALPHA = Struct(
+    (
+        Field("componentKind", "string", False),
+        Field("componentName", "string", False),
+        Field("componentNames", ListOf("string")),
+        Field("runtimeNamespace", "string"),
+        Field("replicas", "int", False),
+        Field("updatedReplicas", "int", False),
+        Field("readyReplicas", Ptr("int")),
+        Field("availableReplicas", Ptr("int")),
+        Field("scheduledReplicas", Ptr("int")),
+    )
+)
+
 _EXPERIMENTAL = Struct(
     (
         Field("gpuMemoryService", Ptr(_gms(False))),

@@ -47,25 +47,12 @@ EMPTY_SERVICE_NAME_PATH = "serviceName"
 
 ALPHA_SPEC = Struct((Field("backendFramework", "string"), *comp.ALPHA_SHARED.fields))
 BETA_SPEC = Struct((Field("backendFramework", "string"), *comp.BETA_SHARED.fields))
-_REPLICA_ALPHA = Struct(
-    (
-        Field("componentKind", "string", False),
-        Field("componentName", "string", False),
-        Field("componentNames", "list"),
-        Field("runtimeNamespace", "string"),
-        Field("replicas", "int", False),
-        Field("updatedReplicas", "int", False),
-        Field("readyReplicas", Ptr("int")),
-        Field("availableReplicas", Ptr("int")),
-        Field("scheduledReplicas", Ptr("int")),
-    )
-)
 ALPHA_STATUS = Struct(
     (
         Field("observedGeneration", "int"),
         Field("conditions", "list", False),
         Field("podSelector", "stringmap"),
-        Field("service", Ptr(_REPLICA_ALPHA)),
+        Field("service", Ptr(comp.REPLICA_STATUS_ALPHA)),
     )
 )
 

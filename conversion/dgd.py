@@ -109,25 +109,12 @@ BETA_SPEC = Struct(
 BETA_SPEC_LIVE = Struct(
     tuple(Field(f.name, ListOf("object")) if f.name == "components" else f for f in BETA_SPEC.fields)
 )
-_REPLICA_ALPHA = Struct(
-    (
-        Field("componentKind", "string", False),
-        Field("componentName", "string", False),
-        Field("componentNames", ListOf("string")),
-        Field("runtimeNamespace", "string"),
-        Field("replicas", "int", False),
-        Field("updatedReplicas", "int", False),
-        Field("readyReplicas", Ptr("int")),
-        Field("availableReplicas", Ptr("int")),
-        Field("scheduledReplicas", Ptr("int")),
-    )
-)
 ALPHA_STATUS = Struct(
     (
         Field("observedGeneration", "int"),
         Field("state", "string", False),
         Field("conditions", "list"),
-        Field("services", MapOf(_REPLICA_ALPHA)),
+        Field("services", MapOf(comp.REPLICA_STATUS_ALPHA)),
         Field("restart", Ptr("object")),
         Field("checkpoints", MapOf("object")),
         Field("rollingUpdate", Ptr("object")),

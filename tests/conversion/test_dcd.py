@@ -136,3 +136,22 @@ def test_legacy_carriers_are_plain_annotations() -> None:
     out = convert(obj(BETA, "d", {"name": "w"}, annotations=anns), ALPHA)
     assert out["metadata"]["annotations"] == anns
     assert out["spec"] == {"serviceName": "w"}
+
+
+def test_alpha_status_component_names_must_be_strings_like_dgd() -> None:
+    """DGD and DCD share v1alpha1 ServiceReplicaStatus: ``componentNames`` is a list of strings."""
+    import pytest
+
+    from conversion import ConversionError, convert
+
+    dcd = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "d"},
+        "spec": {"componentType": "worker"},
+        "status": {"service": {"componentName": "d", "componentNames": ["d-0", 7]}},
+    }
+    with pytest.raises(ConversionError):
+        convert(dcd, "nvidia.com/v1beta1")
+    dcd["status"]["service"]["componentNames"] = ["d-0", "d-1"]
+    assert convert(dcd, "nvidia.com/v1beta1")["status"]["component"]["componentNames"] == ["d-0", "d-1"]
