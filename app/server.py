@@ -42,18 +42,20 @@ def curl_hint(settings: Settings, ca_file: Path) -> str:
     )
 
 
-def _start_metrics_server(settings: Settings) -> None:
+def start_metrics_server(settings: Settings, registry: Any = None) -> Any:
+    """The plain-HTTP metrics port (``metrics_port``; 0 disables it). ``registry`` defaults to this
+    process's; the multi-worker supervisor passes one that reads every worker's metrics."""
     if not settings.metrics_port:
-        return
-    from prometheus_client import start_http_server
-
-    from app.routes import metrics_payload
-
+        return None
     if settings.metrics_port == settings.port and settings.metrics_host == settings.host:
-        return
-    start_http_server(settings.metrics_port, addr=settings.metrics_host)
-    del metrics_payload  # the HTTPS /metrics route serves the same registry
+        return None  # the HTTPS server already answers /metrics there
+    from prometheus_client import REGISTRY, start_http_server
+
+    server, _thread = start_http_server(
+        settings.metrics_port, addr=settings.metrics_host, registry=registry or REGISTRY
+    )
     log.info("metrics listening", extra={"address": f"http://{settings.metrics_host}:{settings.metrics_port}/metrics"})
+    return server
 
 
 def prepare_certificates(settings: Settings) -> tuple[Path, Path, Path]:
@@ -174,7 +176,7 @@ def serve(settings: Settings) -> int:
     state = build_state(settings, reloader, services)
     state.background.append(reloader.watch)
     app = create_app(state)
-    _start_metrics_server(settings)
+    start_metrics_server(settings)
     config = uvicorn_config(settings, app, reloader, cert_file, key_file)
     if settings.print_curl:
         print("dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file) + "\n", flush=True)

@@ -38,7 +38,14 @@ from typing import Any
 from app.cluster import ClusterServices, api_available, build_cluster_services, wait_for_pair
 from app.observability import configure_logging
 from app.routes import create_app
-from app.server import DrainingServer, build_state, curl_hint, prepare_certificates, uvicorn_config
+from app.server import (
+    DrainingServer,
+    build_state,
+    curl_hint,
+    prepare_certificates,
+    start_metrics_server,
+    uvicorn_config,
+)
 from app.settings import Settings
 from app.tls import CertReloader, load_pair
 
@@ -300,7 +307,7 @@ def _serve_workers(settings: Settings) -> int:
     if services.reconciler is not None:
         cert_ready = multiprocessing.get_context("spawn").RawValue("b", 0)
     supervisor = Supervisor(settings, sock, cert_ready)
-    metrics_server = _start_metrics_server(settings)
+    metrics_server = start_metrics_server(settings, multiprocess_registry())
     if settings.print_curl:
         print("dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file) + "\n", flush=True)
     log.info("starting workers", extra={"workers": settings.workers, "port": sock.getsockname()[1]})
@@ -324,18 +331,3 @@ def _serve_workers(settings: Settings) -> int:
         sock.close()
     log.info("all workers stopped")
     return 1 if supervisor.failed else 0
-
-
-def _start_metrics_server(settings: Settings) -> Any:
-    """The plain-HTTP metrics port, served by the supervisor over every process's metrics."""
-    if not settings.metrics_port:
-        return None
-    if settings.metrics_port == settings.port and settings.metrics_host == settings.host:
-        return None
-    from prometheus_client import start_http_server
-
-    server, _thread = start_http_server(
-        settings.metrics_port, addr=settings.metrics_host, registry=multiprocess_registry()
-    )
-    log.info("metrics listening", extra={"address": f"http://{settings.metrics_host}:{settings.metrics_port}/metrics"})
-    return server
