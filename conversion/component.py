@@ -651,6 +651,23 @@ def _promotes(src: J) -> bool:
     return src.get("componentType") == "worker" and src.get("subComponentType") in _PROMOTED
 
 
+def _copy_same_shape_fields(src: J, dst: J) -> None:
+    """The component fields with the same name and shape in both versions (order kept)."""
+    if src.get("globalDynamoNamespace"):
+        dst["globalDynamoNamespace"] = True
+    for k in ("replicas", "minAvailable"):
+        if k in src:
+            dst[k] = src[k]
+    if "multinode" in src:
+        dst["multinode"] = _multinode(src["multinode"])
+    if "modelRef" in src:
+        dst["modelRef"] = _model_ref(src["modelRef"])
+    if "topologyConstraint" in src:
+        dst["topologyConstraint"] = {"packDomain": src["topologyConstraint"].get("packDomain", "")}
+    if "eppConfig" in src:
+        dst["eppConfig"] = _epp(src["eppConfig"])
+
+
 def _type_to_hub(src: J) -> str:
     if _promotes(src):
         return str(src["subComponentType"])
@@ -825,19 +842,7 @@ def to_hub(
     dst["name"] = src.get("serviceName", "")
     if src.get("runtimeVersionOverride"):
         dst["runtimeVersionOverride"] = src["runtimeVersionOverride"]
-    if src.get("globalDynamoNamespace"):
-        dst["globalDynamoNamespace"] = True
-    for k in ("replicas", "minAvailable"):
-        if k in src:
-            dst[k] = src[k]
-    if "multinode" in src:
-        dst["multinode"] = _multinode(src["multinode"])
-    if "modelRef" in src:
-        dst["modelRef"] = _model_ref(src["modelRef"])
-    if "topologyConstraint" in src:
-        dst["topologyConstraint"] = {"packDomain": src["topologyConstraint"].get("packDomain", "")}
-    if "eppConfig" in src:
-        dst["eppConfig"] = _epp(src["eppConfig"])
+    _copy_same_shape_fields(src, dst)
     sm = src.get("sharedMemory")
     if sm is not None and (sm.get("disabled") or not _qty_is_zero(sm.get("size"))):
         dst["sharedMemorySize"] = "0" if sm.get("disabled") else sm["size"]
@@ -1259,19 +1264,7 @@ def from_hub(src: J, restored: J | None, save: J | None) -> J:
         dst["componentType"] = ct
     if sub:
         dst["subComponentType"] = sub
-    if src.get("globalDynamoNamespace"):
-        dst["globalDynamoNamespace"] = True
-    for k in ("replicas", "minAvailable"):
-        if k in src:
-            dst[k] = src[k]
-    if "multinode" in src:
-        dst["multinode"] = _multinode(src["multinode"])
-    if "modelRef" in src:
-        dst["modelRef"] = _model_ref(src["modelRef"])
-    if "topologyConstraint" in src:
-        dst["topologyConstraint"] = {"packDomain": src["topologyConstraint"].get("packDomain", "")}
-    if "eppConfig" in src:
-        dst["eppConfig"] = _epp(src["eppConfig"])
+    _copy_same_shape_fields(src, dst)
     if src.get("runtimeVersionOverride"):
         dst["runtimeVersionOverride"] = src["runtimeVersionOverride"]
     if src.get("name"):

@@ -296,6 +296,14 @@ def _byte_key(s: str) -> bytes:
     return s.encode()
 
 
+def _topology(tc: J, name_from: str, name_to: str) -> J:
+    """The spec-level topology constraint: α ``topologyProfile`` ⇄ β ``clusterTopologyName``."""
+    out: J = {name_to: tc.get(name_from, "")}
+    if tc.get("packDomain"):
+        out["packDomain"] = tc["packDomain"]
+    return out
+
+
 def alpha_to_beta(obj: J) -> J:
     """α DGD → β DGD (``ConvertTo``)."""
     meta = deep_copy(obj.get("metadata") or {})
@@ -322,11 +330,9 @@ def alpha_to_beta(obj: J) -> J:
     dst: J = {}
     _spec_common(src, dst)
     if "topologyConstraint" in src:
-        tc = src["topologyConstraint"]
-        out_tc: J = {"clusterTopologyName": tc.get("topologyProfile", "")}
-        if tc.get("packDomain"):
-            out_tc["packDomain"] = tc["packDomain"]
-        dst["topologyConstraint"] = out_tc
+        dst["topologyConstraint"] = _topology(
+            src["topologyConstraint"], "topologyProfile", "clusterTopologyName"
+        )
     if src.get("envs"):
         dst["env"] = clean_kube(src["envs"], "envs")
     save: J = {}
@@ -432,11 +438,9 @@ def beta_to_alpha(obj: J) -> J:
     dst: J = {}
     _spec_common(src, dst)
     if "topologyConstraint" in src:
-        tc = src["topologyConstraint"]
-        out_tc: J = {"topologyProfile": tc.get("clusterTopologyName", "")}
-        if tc.get("packDomain"):
-            out_tc["packDomain"] = tc["packDomain"]
-        dst["topologyConstraint"] = out_tc
+        dst["topologyConstraint"] = _topology(
+            src["topologyConstraint"], "clusterTopologyName", "topologyProfile"
+        )
     if src.get("env"):
         dst["envs"] = clean_kube(src["env"], "env")
 
