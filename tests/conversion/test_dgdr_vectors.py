@@ -8,36 +8,19 @@ apiserver uses a conversion answer (only labels and annotations are taken from i
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conversion import ConversionError, convert, dgdr
-from conversion.compare import diff_paths, normalize
+from tests.conversion.vector_helpers import assert_same, load_vectors
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "conversion" / "dgdr_vectors.jsonl"
-VECTORS: list[dict[str, Any]] = [
-    json.loads(line) for line in FIXTURE.read_text().splitlines() if line.strip()
-]
+VECTORS: list[dict[str, Any]] = load_vectors("dgdr_vectors.jsonl")
 BETA = "nvidia.com/v1beta1"
-
-
-def comparable(obj: dict[str, Any]) -> Any:
-    obj = dict(obj)
-    meta = obj.get("metadata") or {}
-    obj["metadata"] = {k: meta[k] for k in ("labels", "annotations") if k in meta}
-    return normalize(obj)
 
 
 def direct(obj: dict[str, Any], desired: str) -> dict[str, Any]:
     return dgdr.alpha_to_beta(obj) if desired == BETA else dgdr.beta_to_alpha(obj)
-
-
-def assert_same(actual: dict[str, Any], expected: dict[str, Any]) -> None:
-    a, e = comparable(actual), comparable(expected)
-    assert a == e, diff_paths(a, e)
 
 
 def test_fixture_covers_both_directions_and_round_trips() -> None:

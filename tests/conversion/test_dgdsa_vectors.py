@@ -3,36 +3,19 @@
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conversion import convert, dgdsa
-from conversion.compare import diff_paths, normalize
+from tests.conversion.vector_helpers import assert_same, load_vectors
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "conversion" / "dgdsa_vectors.jsonl"
-VECTORS: list[dict[str, Any]] = [
-    json.loads(line) for line in FIXTURE.read_text().splitlines() if line.strip()
-]
+VECTORS: list[dict[str, Any]] = load_vectors("dgdsa_vectors.jsonl")
 BETA = "nvidia.com/v1beta1"
-
-
-def comparable(obj: dict[str, Any]) -> Any:
-    obj = dict(obj)
-    meta = obj.get("metadata") or {}
-    obj["metadata"] = {k: meta[k] for k in ("labels", "annotations") if k in meta}
-    return normalize(obj)
 
 
 def direct(obj: dict[str, Any], desired: str) -> dict[str, Any]:
     return dgdsa.alpha_to_beta(obj) if desired == BETA else dgdsa.beta_to_alpha(obj)
-
-
-def assert_same(actual: dict[str, Any], expected: dict[str, Any]) -> None:
-    a, e = comparable(actual), comparable(expected)
-    assert a == e, diff_paths(a, e)
 
 
 def test_fixture_size() -> None:
