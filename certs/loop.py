@@ -176,10 +176,13 @@ def encode_secret_data(data: Mapping[str, bytes]) -> dict[str, str]:
 
 
 def has_conversion_webhook(crd: Mapping[str, Any]) -> bool:
+    """``strategy: Webhook`` with a client config naming a Service or a URL. The operator accepts only a
+    Service reference; a URL (a converter reached outside Service routing, such as one on loopback
+    beside a bare API server) is a valid CRD conversion config too, and its caBundle is kept the same way."""
     conversion = (crd.get("spec") or {}).get("conversion") or {}
     webhook = conversion.get("webhook") or {}
     client_config = webhook.get("clientConfig") or {}
-    return conversion.get("strategy") == "Webhook" and bool(client_config.get("service"))
+    return conversion.get("strategy") == "Webhook" and bool(client_config.get("service") or client_config.get("url"))
 
 
 def _labels_match(obj: Mapping[str, Any], selector: Mapping[str, str]) -> bool:

@@ -299,6 +299,17 @@ def test_manual_mode_never_writes_the_secret(fake_kube: FakeKube, make_reconcile
     assert fake_kube.writes() == []
 
 
+def test_crd_conversion_webhook_by_url_gets_the_ca_bundle(fake_kube: FakeKube, make_reconciler: Factory) -> None:
+    seed(fake_kube)
+    crd = fake_kube.get(CRD_GROUP, "customresourcedefinitions", CRDS[1])
+    assert crd is not None
+    crd["spec"]["conversion"]["webhook"]["clientConfig"] = {"url": "https://127.0.0.1:9443/convert"}
+    fake_kube.put(CRD_GROUP, "customresourcedefinitions", crd)
+    result = make_reconciler().reconcile_once()
+    assert result.errors == []
+    assert crd_bundle(fake_kube, CRDS[1]) == secret_data(fake_kube)["ca.crt"]
+
+
 def test_crd_without_conversion_stanza_is_an_error_naming_it(
     fake_kube: FakeKube, make_reconciler: Factory
 ) -> None:

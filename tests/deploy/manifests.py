@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -12,6 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
+
+from tests.e2e.testenv import TestenvUnavailable, binaries
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -23,10 +24,12 @@ Obj = dict[str, Any]
 
 
 def kubectl() -> str:
-    path = shutil.which("kubectl")
-    if path is None:
-        pytest.skip("kubectl is not on PATH: `kubectl kustomize` is needed to build deploy/overlays")
-    return path
+    """The kubectl built by ``scripts/kube-testenv`` (the same release the end-to-end suite runs); a
+    missing build fails the test with what to run, it is never skipped."""
+    try:
+        return str(binaries() / "kubectl")
+    except TestenvUnavailable as err:
+        pytest.fail(f"`kubectl kustomize` is needed to build deploy/overlays: {err}")
 
 
 def kustomize(directory: Path) -> list[Obj]:

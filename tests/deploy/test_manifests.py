@@ -4,6 +4,7 @@ SANs cover the Service, the Deployment is hardened."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -399,7 +400,7 @@ def test_name_label_selects_everything_but_the_crds(built: Build) -> None:
 
 
 def test_platform_chart_post_renderer_drops_only_the_webhook_configurations(tmp_path: Path) -> None:
-    kubectl()  # the script runs kubectl kustomize
+    path = f"{Path(kubectl()).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the script runs kubectl kustomize
     chart = [
         {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
          "metadata": {"name": f"dynamo-platform-dynamo-operator-{suffix}"}, "webhooks": []}
@@ -410,6 +411,7 @@ def test_platform_chart_post_renderer_drops_only_the_webhook_configurations(tmp_
     proc = subprocess.run(
         [str(DEPLOY / "platform-chart" / "drop-webhooks.sh")],
         input=yaml.safe_dump_all(chart), capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "PATH": path},
     )
     assert proc.returncode == 0, proc.stderr
     kept = [(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(proc.stdout) if d]

@@ -1,0 +1,71 @@
+"""Session fixtures of the end-to-end suite: one real control plane with the service registered the
+way deploy/ registers it, shared by every scenario that does not need a cluster of its own.
+
+Every test under tests/e2e carries the ``e2e`` marker (set in tests/conftest.py; ``scripts/test --quick``
+deselects them).
+A machine that cannot build the binaries fails these tests with what is missing; nothing skips.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.cluster import Cluster, Service, ca_bundles, install
+from tests.e2e.testenv import (
+    ControlPlane,
+    Kubectl,
+    TestenvUnavailable,
+    binaries,
+    control_plane,
+    free_port,
+    wait_until,
+)
+
+
+@pytest.fixture(scope="session")
+def bin_dir() -> Path:
+    try:
+        return binaries()
+    except TestenvUnavailable as err:
+        pytest.fail(str(err), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def cp(bin_dir: Path) -> Iterator[ControlPlane]:
+    with control_plane() as plane:
+        yield plane
+
+
+@pytest.fixture(scope="session")
+def kubectl(cp: ControlPlane, bin_dir: Path) -> Kubectl:
+    return Kubectl(bin_dir / "kubectl", cp.kubeconfig)
+
+
+def start_cluster(cp: ControlPlane, kubectl: Kubectl, workdir: Path, *args: str) -> Cluster:
+    """Install the registration, start ``serve`` against it and wait until every caBundle is in place."""
+    port = free_port()
+    crds, rest, sa_config = install(cp, kubectl, workdir, port)
+    service = Service(workdir, sa_config, args, port=port)
+    service.start()
+    try:
+        service.wait_ready()
+        wait_until(lambda: all(ca_bundles(kubectl).values()), 60, "every caBundle injected", 0.5)
+    except BaseException:
+        print(service.log_tail(200))
+        service.stop()
+        raise
+    return Cluster(cp, kubectl, service, crds, rest)
+
+
+@pytest.fixture(scope="session")
+def cluster(cp: ControlPlane, kubectl: Kubectl) -> Iterator[Cluster]:
+    with tempfile.TemporaryDirectory(prefix="dynamo-webhook-e2e-serve-") as tmp:
+        c = start_cluster(cp, kubectl, Path(tmp))
+        try:
+            yield c
+        finally:
+            c.service.stop()
