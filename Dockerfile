@@ -1,27 +1,34 @@
 # syntax=docker/dockerfile:1
-# dynamo-webhook image: wheels are built in the first stage; the final stage has no compilers,
-# runs as a non-root UID and starts the HTTPS webhook server.
-ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
+# dynamo-webhook image, installed only from the lock files in requirements/ (every file checked
+# against its sha256): the first stage downloads the locked wheels and builds the project's own
+# wheel with the locked setuptools; the final stage has no compilers, installs both without a
+# package index, runs as a non-root UID and starts the HTTPS webhook server.
+# The base image is pinned by digest (the tag names it for people); its Python minor version is
+# the one the lock is made for (3.11). Moving it: replace tag and digest together.
+ARG PYTHON_IMAGE=python:3.11.16-slim-bookworm@sha256:c425d915a89a6dcd3183b1797ad9bd8878caff5a417f6371c8df93c8ea8b727f
 
 FROM ${PYTHON_IMAGE} AS build
-ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-RUN apt-get update \
- && apt-get install -y --no-install-recommends build-essential \
- && rm -rf /var/lib/apt/lists/*
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
 WORKDIR /src
+COPY requirements/build.txt requirements/runtime.txt ./requirements/
+RUN python -m pip install --require-hashes --only-binary=:all: -r requirements/build.txt \
+ && python -m pip download --require-hashes --only-binary=:all: --dest /wheels -r requirements/runtime.txt
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY conversion ./conversion
 COPY defaulting ./defaulting
 COPY validation ./validation
 COPY certs ./certs
-RUN python -m pip wheel --wheel-dir /wheels .
+RUN python -m pip wheel --no-deps --no-build-isolation --wheel-dir /dist .
 
 FROM ${PYTHON_IMAGE}
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore \
     DYNAMO_WEBHOOK_CERT_DIR=/tmp/k8s-webhook-server/serving-certs
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
-    python -m pip install --no-index --find-links=/wheels dynamo-webhook \
+    --mount=type=bind,from=build,source=/dist,target=/dist \
+    --mount=type=bind,from=build,source=/src/requirements,target=/requirements \
+    python -m pip install --no-index --find-links=/wheels --require-hashes --only-binary=:all: -r /requirements/runtime.txt \
+ && python -m pip install --no-index --no-deps /dist/dynamo_webhook-*.whl \
  && groupadd --gid 65532 nonroot \
  && useradd --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin nonroot
 LABEL org.opencontainers.image.title="dynamo-webhook" \

@@ -5,7 +5,7 @@ one after the other by the same load generator (:mod:`bench.loadgen`, a separate
 the same reviews. For each scenario: closed-loop throughput and latency at ``--connections``,
 and open-loop latency at a fixed ``--rate``. Then in-process timings (validate + default of a
 typical DGD, conversion per object). Prints a table and writes ``report.md``, ``results.json``
-and ``throughput.png`` (when matplotlib is installed: ``pip install -e .[bench]``) to
+and ``throughput.png`` (when matplotlib is installed: ``scripts/bootstrap bench``) to
 ``--out`` (default ``bench/results``).
 """
 
@@ -462,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report(results, rows, args.out, has_chart)
     print(text)
     if not has_chart:
-        log("matplotlib not installed: no chart (pip install -e '.[bench]')")
+        log("matplotlib not installed: no chart (scripts/bootstrap bench installs it)")
     return 0
 
 

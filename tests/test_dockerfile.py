@@ -1,6 +1,7 @@
 """Lint-level checks of the Dockerfile (no Docker engine is needed): it parses into stages,
-the final stage runs as a non-root UID, has no compilers, exposes 9443 and 8080, uses pinned
-base images, and starts ``dynamo-webhook serve``."""
+the final stage runs as a non-root UID, has no compilers, exposes 9443 and 8080, uses base images
+pinned by tag and digest for the lock's Python, installs only from the lock files, starts
+``dynamo-webhook serve``, and its .dockerignore sends the build only what it copies."""
 
 from __future__ import annotations
 
@@ -66,16 +67,117 @@ def test_no_compilers_in_final_stage() -> None:
         assert tool not in final
 
 
-def test_base_images_are_pinned() -> None:
+def base_images() -> list[str]:
     args = dict(arg.split("=", 1) for word, arg in instructions() if word == "ARG" and "=" in arg)
+    stage_names = {a.split()[2] for w, a in instructions() if w == "FROM" and len(a.split()) > 2}
+    images = []
     for word, arg in instructions():
         if word != "FROM":
             continue
-        image = arg.split()[0]
-        image = re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], image)
-        if image in {s for _, a in instructions() if _ == "FROM" for s in a.split()[2:3]}:
-            continue  # FROM <stage-name>
-        assert ":" in image and not image.endswith(":latest"), image
+        image = re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], arg.split()[0])
+        if image not in stage_names:
+            images.append(image)
+    return images
+
+
+def test_base_images_are_pinned_by_tag_and_digest_for_the_locked_python() -> None:
+    lock_python = re.search(r"--python-version (\d+\.\d+)\b", (ROOT / "scripts" / "lock").read_text())
+    assert lock_python
+    images = base_images()
+    assert images
+    for image in images:
+        pinned = re.fullmatch(r"python:(\d+\.\d+)[\w.-]*@sha256:[0-9a-f]{64}", image)
+        assert pinned, f"{image}: not python:<tag>@sha256:<digest>"
+        assert pinned.group(1) == lock_python.group(1), f"{image}: not the Python the lock is made for"
+
+
+def pip_commands() -> list[tuple[int, str]]:
+    """(stage index, command) for every pip command of every RUN."""
+    out = []
+    for index, stage in enumerate(stages()):
+        for word, arg in stage:
+            if word == "RUN":
+                out += [
+                    (index, c.strip())
+                    for c in arg.split("&&")
+                    if re.search(r"\bpip (install|download|wheel)\b", c)
+                ]
+    return out
+
+
+def test_installs_only_from_the_lock_files() -> None:
+    commands = pip_commands()
+    assert commands
+    for _, command in commands:
+        if " -r " in command:
+            assert "--require-hashes" in command and "--only-binary=:all:" in command, command
+            lock = command.split(" -r ", 1)[1].split()[0]
+            assert Path(lock).name in {"build.txt", "runtime.txt"}, command
+            assert (ROOT / "requirements" / Path(lock).name).is_file(), command
+        else:
+            # the project's own wheel: built and installed without resolving anything
+            assert "--no-deps" in command, command
+    final = [c for stage, c in commands if stage == len(stages()) - 1]
+    assert any("runtime.txt" in c for c in final), "the final stage must install the runtime lock"
+    assert not any(re.search(r"requirements/(test|bench)\.txt", c) for _, c in commands)
+
+
+def dockerignore_glob(pattern: str) -> re.Pattern[str]:
+    """A .dockerignore pattern as a regex: ``**`` spans directories, ``*`` and ``?`` stay in one."""
+    special = {"**": ".*", "*": "[^/]*", "?": "[^/]"}
+    regex = ""
+    for part in re.findall(r"\*\*|\*|\?|\[[^\]]*\]|[^*?\[]+", pattern.strip("/")):
+        regex += special.get(part) or (part if part.startswith("[") else re.escape(part))
+    return re.compile(regex.replace(".*/", "(.*/)?"))
+
+
+def dockerignored(path: str) -> bool:
+    """Whether .dockerignore keeps ``path`` out of the build context (Docker's rules: the last
+    matching pattern wins, ``!`` re-includes, a pattern matching a directory matches its content)."""
+    lines = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()]
+    rules = [
+        (dockerignore_glob(line.lstrip("!")), line.startswith("!"))
+        for line in lines
+        if line and line[0] != "#"
+    ]
+    parts = path.split("/")
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    ignored = False
+    for regex, negate in rules:
+        if any(regex.fullmatch(prefix) for prefix in prefixes):
+            ignored = not negate
+    return ignored
+
+
+def test_dockerignore_sends_what_the_image_copies_and_nothing_else() -> None:
+    copied = []
+    for word, arg in instructions():
+        if word == "COPY" and "--from" not in arg:
+            copied += arg.split()[:-1]
+    assert copied
+    for source in copied:
+        path = ROOT / source
+        files = (
+            [path]
+            if path.is_file()
+            else [f for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts]
+        )
+        assert files, source
+        for file in files:
+            assert not dockerignored(file.relative_to(ROOT).as_posix()), (
+                f"{file.relative_to(ROOT)} is copied but ignored"
+            )
+    for kept_out in (
+        ".venv/bin/python",
+        ".git/HEAD",
+        "tests/test_lock.py",
+        "bench/__main__.py",
+        "scripts/lock",
+        "build/lib/app/cli.py",
+        "app/__pycache__/cli.cpython-311.pyc",
+        "examples/manifests/x.yaml",
+    ):
+        assert dockerignored(kept_out), kept_out
 
 
 def test_final_stage_is_labelled_and_installs_only_local_wheels() -> None:
