@@ -69,3 +69,19 @@ def cluster(cp: ControlPlane, kubectl: Kubectl) -> Iterator[Cluster]:
             yield c
         finally:
             c.service.stop()
+
+
+_FIGURES: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def e2e_figures() -> list[str]:
+    """Measurements a scenario reports; printed in the session summary."""
+    return _FIGURES
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _FIGURES:
+        terminalreporter.section("end-to-end figures")
+        for line in _FIGURES:
+            terminalreporter.write_line(line)

@@ -52,9 +52,7 @@ def apply_schema(obj: Obj, *, defaults: bool = True) -> Obj:
     for key in list(out):
         if key in _TOP_LEVEL_OWN:
             continue
-        if key not in props:
-            del out[key]
-        elif out[key] is None and not props[key].get("nullable"):
+        if key not in props or (out[key] is None and not props[key].get("nullable")):
             del out[key]
         else:
             out[key] = _walk(out[key], props[key], defaults)
