@@ -64,7 +64,8 @@ def start_cluster(cp: ControlPlane, kubectl: Kubectl, workdir: Path, *args: str)
 @pytest.fixture(scope="session")
 def cluster(cp: ControlPlane, kubectl: Kubectl) -> Iterator[Cluster]:
     with tempfile.TemporaryDirectory(prefix="dynamo-webhook-e2e-serve-") as tmp:
-        c = start_cluster(cp, kubectl, Path(tmp))
+        # The Checkpoint gate on, so that DynamoCheckpoint has an admitted case too.
+        c = start_cluster(cp, kubectl, Path(tmp), "--feature-checkpoint")
         try:
             yield c
         finally:

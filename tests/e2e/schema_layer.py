@@ -40,7 +40,8 @@ def _schemas() -> dict[tuple[str, str], Obj]:
 
 
 def schema_of(kind: str, api_version: str) -> Obj:
-    return _schemas()[(kind, api_version)]
+    """The vendored schema; kinds with a stand-in CRD (every field kept) get a free-form schema."""
+    return _schemas().get((kind, api_version), {"type": "object", "x-kubernetes-preserve-unknown-fields": True})
 
 
 def apply_schema(obj: Obj, *, defaults: bool = True) -> Obj:
@@ -49,6 +50,8 @@ def apply_schema(obj: Obj, *, defaults: bool = True) -> Obj:
     schema = schema_of(obj["kind"], obj["apiVersion"])
     out = copy.deepcopy(obj)
     props = schema.get("properties") or {}
+    if not props:
+        return out
     for key in list(out):
         if key in _TOP_LEVEL_OWN:
             continue

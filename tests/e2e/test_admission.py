@@ -1,0 +1,272 @@
+"""Admission by the API server: the webhooks as the API server calls them (after its schema layer,
+through conversion for v1alpha1 requests, mutating before validating), with what ``kubectl`` shows.
+
+Expected decisions are computed offline with ``dynamo-webhook review`` on the AdmissionReview the API
+server sends (the object after the schema layer, converted to v1beta1 where the webhook is registered
+for the hub, mutated first), so each test also proves that the API server sends what the service
+expects. The immutable-field message is upstream's literal text.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import os
+import subprocess
+import uuid
+from typing import Any
+
+import jsonpatch
+import pytest
+import yaml
+
+from tests.e2e.cluster import EXE, Cluster
+from tests.e2e.objects import ALPHA, BETA, PLURALS, convert_offline, in_namespace, namespace, user_view
+from tests.e2e.schema_layer import apply_schema
+from tests.e2e.testenv import ROOT
+
+NS = "e2e-admission"
+Obj = dict[str, Any]
+MANIFESTS = ROOT / "examples" / "manifests"
+FIXTURES = ROOT / "tests" / "fixtures" / "conversion"
+VALIDATING = {
+    "DynamoGraphDeployment": ("vdynamographdeployment.kb.io", "/validate/nvidia.com/v1beta1/dynamographdeployments"),
+    "DynamoComponentDeployment": (
+        "vdynamocomponentdeployment.kb.io", "/validate/nvidia.com/v1beta1/dynamocomponentdeployments"),
+    "DynamoGraphDeploymentRequest": (
+        "vdynamographdeploymentrequest.kb.io", "/validate-nvidia-com-v1beta1-dynamographdeploymentrequest"),
+    "DynamoModel": ("vdynamomodel.kb.io", "/validate-nvidia-com-v1alpha1-dynamomodel"),
+    "DynamoCheckpoint": ("vdynamocheckpoint.kb.io", "/validate-nvidia-com-v1alpha1-dynamocheckpoint"),
+}
+MUTATING = {
+    "DynamoGraphDeployment": "/mutate/nvidia.com/v1beta1/dynamographdeployments",
+    "DynamoComponentDeployment": "/mutate-nvidia-com-v1beta1-dynamocomponentdeployment",
+    "DynamoGraphDeploymentRequest": "/mutate-nvidia-com-v1beta1-dynamographdeploymentrequest",
+}
+#: Registered for the hub (matchPolicy Equivalent): the API server converts other versions first.
+HUB_REGISTERED = {"DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoGraphDeploymentRequest"}
+
+
+def load(path: str, name: str | None = None) -> Obj:
+    obj: Obj = yaml.safe_load((ROOT / path).read_text())
+    return in_namespace(obj, NS, name)
+
+
+def offline_review(path: str, obj: Obj, old: Obj | None = None, request_version: str | None = None) -> Obj:
+    """``dynamo-webhook review`` of the AdmissionReview the API server sends for ``obj``, with the
+    service's settings (the Checkpoint gate on, as the e2e service runs). ``request_version`` is the
+    version the client wrote in, when the API server converted the object for the webhook (it then
+    sends that as ``requestKind``/``requestResource``)."""
+    group, version = obj["apiVersion"].split("/")
+    asked = (request_version or obj["apiVersion"]).split("/")[1]
+    review = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": str(uuid.uuid4()),
+            "kind": {"group": group, "version": version, "kind": obj["kind"]},
+            "resource": {"group": group, "version": version, "resource": PLURALS[obj["kind"]]},
+            "requestKind": {"group": group, "version": asked, "kind": obj["kind"]},
+            "requestResource": {"group": group, "version": asked, "resource": PLURALS[obj["kind"]]},
+            "name": obj["metadata"]["name"], "namespace": NS,
+            "operation": "UPDATE" if old is not None else "CREATE",
+            "userInfo": {"username": "e2e-admin", "groups": ["system:masters", "system:authenticated"]},
+            "object": obj, "oldObject": old, "dryRun": False,
+        },
+    }
+    proc = subprocess.run(
+        [str(EXE), "review", "-", "--path", path, "-o", "json"], input=json.dumps(review),
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "DYNAMO_WEBHOOK_FEATURE_CHECKPOINT": "true"},
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    response: Obj = json.loads(proc.stdout)["response"]
+    return response
+
+
+def as_sent(obj: Obj) -> Obj:
+    """The object the API server hands to the webhooks: its schema layer, then (hub-registered kinds)
+    converted to v1beta1 and put through the v1beta1 schema layer."""
+    out = apply_schema(obj)
+    out.pop("status", None)
+    if obj["kind"] in HUB_REGISTERED and out["apiVersion"] != BETA:
+        out = apply_schema(convert_offline([out], BETA)[0])
+    return out
+
+
+def mutated(obj: Obj, request_version: str | None = None) -> Obj:
+    """``obj`` after the mutating webhook (if its kind has one) and the schema layer after it."""
+    if obj["kind"] not in MUTATING:
+        return obj
+    response = offline_review(MUTATING[obj["kind"]], obj, request_version=request_version)
+    assert response["allowed"], response
+    if "patch" not in response:
+        return obj
+    patch = json.loads(base64.b64decode(response["patch"]))
+    return apply_schema(jsonpatch.apply_patch(obj, patch))
+
+
+def expected_denial(obj: Obj) -> Obj:
+    """The Status the API server returns when the validating webhook refuses ``obj``: the service's
+    (computed offline), its message prefixed with the webhook's name, as the API server does."""
+    sent = mutated(as_sent(obj), obj["apiVersion"])
+    webhook, path = VALIDATING[obj["kind"]]
+    response = offline_review(path, sent, request_version=obj["apiVersion"])
+    assert not response["allowed"], f"expected a denial offline for {obj['metadata']['name']}"
+    status: Obj = response["status"]
+    return {**status, "message": f'admission webhook "{webhook}" denied the request: {status["message"]}'}
+
+
+def create_raw(cluster: Cluster, obj: Obj) -> tuple[int, Obj]:
+    """POST ``obj`` straight to the API server: (HTTP status, the Status or object it answers)."""
+    group, version = obj["apiVersion"].split("/")
+    code, body = cluster.cp.raw(
+        "POST", f"/apis/{group}/{version}/namespaces/{NS}/{PLURALS[obj['kind']]}", obj)
+    return code, json.loads(body)
+
+
+def assert_refused(cluster: Cluster, obj: Obj) -> None:
+    """Refused by the API server with exactly the service's Status, and shown by kubectl field by field."""
+    expected = expected_denial(obj)
+    code, status = create_raw(cluster, obj)
+    assert code == expected["code"], status
+    assert status["message"] == expected["message"]
+    assert status.get("reason") == expected.get("reason")
+    causes = (expected.get("details") or {}).get("causes") or []
+    assert (status.get("details") or {}).get("causes", []) == causes
+    result = create(cluster, obj)
+    assert result.returncode != 0
+    for cause in causes:
+        assert f"{cause['field']}: {cause['message']}" in result.stderr, result.stderr
+
+
+@pytest.fixture(scope="module")
+def ns(cluster: Cluster) -> str:
+    return namespace(cluster.kubectl, NS)
+
+
+def create(cluster: Cluster, obj: Obj, *extra: str) -> subprocess.CompletedProcess[str] | Any:
+    return cluster.kubectl("create", "-f", "-", *extra, input=yaml.safe_dump(obj), check=False)
+
+
+def test_create_stores_the_defaults(cluster: Cluster, ns: str) -> None:
+    obj = load("examples/manifests/dgd-agg-v1beta1.yaml", "defaults")
+    result = create(cluster, obj)
+    assert result.returncode == 0, result.stderr
+    stored = cluster.kubectl.get("dynamographdeployments.v1beta1.nvidia.com", "defaults", NS)
+    expected = mutated(as_sent(obj))
+    assert user_view(stored) == user_view(expected)
+    assert user_view(stored) != user_view(as_sent(obj)), "the mutating webhook added nothing"
+    # Idempotent: the stored object, sent again as an UPDATE, is not changed by defaulting (the API
+    # server then skips the write, so the resourceVersion stays).
+    again = cluster.kubectl("replace", "-f", "-", "-o", "json", input=json.dumps(stored)).json()
+    assert again["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+
+
+def test_immutable_field_update_is_refused_with_upstream_message_and_warning(cluster: Cluster, ns: str) -> None:
+    obj = load("examples/manifests/dgd-agg-v1beta1.yaml", "immutable")
+    assert create(cluster, obj).returncode == 0
+    patch = '{"spec":{"backendFramework":"sglang"}}'
+    code, body = cluster.cp.raw("PATCH", f"/apis/nvidia.com/v1beta1/namespaces/{NS}/dynamographdeployments/immutable",
+                                patch.encode(), content_type="application/merge-patch+json")
+    status = json.loads(body)
+    assert code == 422
+    assert status["message"] == (
+        'admission webhook "vdynamographdeployment.kb.io" denied the request: DynamoGraphDeployment.nvidia.com '
+        '"immutable" is invalid: spec.backendFramework: Invalid value: "sglang": is immutable and cannot be '
+        "changed after creation"
+    )
+    result = cluster.kubectl("patch", "dynamographdeployments.v1beta1.nvidia.com", "immutable", "-n", NS,
+                             "--type=merge", "-p", patch, check=False)
+    assert result.returncode != 0
+    assert result.stderr.splitlines() == [
+        "Warning: Changing spec.backendFramework may cause unexpected behavior",
+        'The DynamoGraphDeployment "immutable" is invalid: spec.backendFramework: Invalid value: "sglang": '
+        "is immutable and cannot be changed after creation",
+    ]
+
+
+def test_v1alpha1_create_goes_through_conversion_and_the_hub_webhooks(cluster: Cluster, ns: str) -> None:
+    allowed = load("examples/manifests/dgd-agg-v1alpha1.yaml", "alpha-ok")
+    result = create(cluster, allowed)
+    assert result.returncode == 0, result.stderr
+    # The API server's deprecation warning for the served-but-deprecated version reaches kubectl too.
+    assert "Warning: nvidia.com/v1alpha1 DynamoGraphDeployment is deprecated" in result.stderr
+    stored = cluster.kubectl.get("dynamographdeployments.v1beta1.nvidia.com", "alpha-ok", NS)
+    assert user_view(stored) == user_view(mutated(as_sent(allowed), ALPHA))
+
+    refused = load(str(FIXTURES.relative_to(ROOT) / "manifests" /
+                       "v1alpha1__DynamoGraphDeployment__trtllm-disagg-planner.yaml"), "alpha-refused")
+    # The hub-registered webhook judges the converted object; the v1alpha1 compatibility pass names
+    # the fields as the v1alpha1 client wrote them (services[<name>]), as the operator does.
+    assert_refused(cluster, refused)
+    assert "spec.services[Frontend].runtimeVersionOverride" in expected_denial(refused)["message"]
+
+
+DGDR_REFUSED = str((FIXTURES / "dgdr-manifests" / "v1alpha1__sla-online__profiler-profile_sla_dgdr.yaml").relative_to(ROOT))
+
+
+def _checkpoint(gms: bool) -> Obj:
+    container = {"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.1.0"}
+    spec: Obj = {"identity": {"model": "Qwen/Qwen3-0.6B", "backendFramework": "vllm"},
+                 "job": {"podTemplateSpec": {"spec": {"containers": [container]}}}}
+    if gms:  # GMS without its wiring: no shared volume, no server sidecar, no claim
+        spec["gpuMemoryService"] = {"enabled": True}
+    return {"apiVersion": ALPHA, "kind": "DynamoCheckpoint", "metadata": {"name": "ckpt-gms" if gms else "ckpt",
+            "namespace": NS}, "spec": spec}
+
+
+def _model(uri: str, name: str) -> Obj:
+    obj = load("examples/manifests/dynamomodel-lora.yaml", name)
+    obj["spec"]["source"]["uri"] = uri
+    return obj
+
+
+def _dcd_refused() -> Obj:
+    """Failover without the GPU memory service it needs."""
+    obj = load("examples/manifests/dcd-v1beta1.yaml", "dcd-refused")
+    obj["spec"]["experimental"] = {"failover": {"mode": "IntraPod"}}
+    return obj
+
+
+CASES = {
+    "DynamoGraphDeploymentRequest": (
+        lambda: load("examples/manifests/dgdr-v1beta1.yaml", "dgdr-ok"), lambda: load(DGDR_REFUSED, "dgdr-refused")),
+    "DynamoComponentDeployment": (lambda: load("examples/manifests/dcd-v1beta1.yaml", "dcd-ok"), _dcd_refused),
+    "DynamoModel": (lambda: _model("s3://acme-loras/qwen3-0.6b-support-lora", "model-ok"),
+                    lambda: _model("", "model-refused")),
+    "DynamoCheckpoint": (lambda: _checkpoint(False), lambda: _checkpoint(True)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CASES))
+def test_each_kind_has_an_admitted_and_a_refused_case(cluster: Cluster, ns: str, kind: str) -> None:
+    make_ok, make_refused = CASES[kind]
+    ok = make_ok()
+    result = create(cluster, ok)
+    assert result.returncode == 0, result.stderr
+    assert_refused(cluster, make_refused())
+
+
+def test_mutating_twice_under_reinvocation_gives_the_same_object(cluster: Cluster, ns: str) -> None:
+    """A second registration of the DGD defaulter with ``reinvocationPolicy: IfNeeded`` after deploy/'s:
+    the API server calls the defaulter on its own output (and again if anything changed); the stored
+    object must equal one defaulting pass."""
+    kubectl = cluster.kubectl
+    config = copy.deepcopy(next(o for o in cluster.registration if o["kind"] == "MutatingWebhookConfiguration"))
+    hook = next(h for h in config["webhooks"] if h["name"] == "mdynamographdeployment.kb.io")
+    hook = {**hook, "name": "reinvoke.mdynamographdeployment.e2e", "reinvocationPolicy": "IfNeeded"}
+    bundle = kubectl.get("mutatingwebhookconfiguration", config["metadata"]["name"])["webhooks"][0]["clientConfig"]
+    hook["clientConfig"] = {**hook["clientConfig"], "caBundle": bundle["caBundle"]}
+    second = {"apiVersion": config["apiVersion"], "kind": config["kind"],
+              "metadata": {"name": "e2e-reinvoke"}, "webhooks": [hook]}
+    kubectl.apply(second)
+    try:
+        obj = load("examples/manifests/dgd-agg-v1beta1.yaml", "reinvoked")
+        result = create(cluster, obj)
+        assert result.returncode == 0, result.stderr
+        stored = kubectl.get("dynamographdeployments.v1beta1.nvidia.com", "reinvoked", NS)
+        assert user_view(stored) == user_view(mutated(as_sent(obj)))
+    finally:
+        kubectl("delete", "mutatingwebhookconfiguration", "e2e-reinvoke")
