@@ -69,7 +69,7 @@ def offline_review(path: str, obj: Obj, old: Obj | None = None, request_version:
             "resource": {"group": group, "version": version, "resource": PLURALS[obj["kind"]]},
             "requestKind": {"group": group, "version": asked, "kind": obj["kind"]},
             "requestResource": {"group": group, "version": asked, "resource": PLURALS[obj["kind"]]},
-            "name": obj["metadata"]["name"], "namespace": NS,
+            "name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
             "operation": "UPDATE" if old is not None else "CREATE",
             "userInfo": {"username": "e2e-admin", "groups": ["system:masters", "system:authenticated"]},
             "object": obj, "oldObject": old, "dryRun": False,
@@ -122,7 +122,7 @@ def create_raw(cluster: Cluster, obj: Obj) -> tuple[int, Obj]:
     """POST ``obj`` straight to the API server: (HTTP status, the Status or object it answers)."""
     group, version = obj["apiVersion"].split("/")
     code, body = cluster.cp.raw(
-        "POST", f"/apis/{group}/{version}/namespaces/{NS}/{PLURALS[obj['kind']]}", obj)
+        "POST", f"/apis/{group}/{version}/namespaces/{obj['metadata']['namespace']}/{PLURALS[obj['kind']]}", obj)
     return code, json.loads(body)
 
 

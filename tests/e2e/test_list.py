@@ -2,7 +2,7 @@
 they carry the ``nvidia.com/dgd-spec`` payload annotation, as migrated objects do) listed as
 v1alpha1, and 500 stored as v1alpha1 (the CRD's storage version switched for their creation)
 listed as v1beta1. Each LIST is one request to the API server, answered with one ConversionReview
-of all 500 objects; the timings, as the API server reports them, are printed in the session summary.
+of all 500 objects; the timings are printed in the session summary.
 """
 
 from __future__ import annotations
@@ -119,18 +119,15 @@ def seeded(cluster: Cluster, e2e_figures: list[str]) -> Iterator[dict[str, str]]
 def test_list_500_converted(
     cluster: Cluster, seeded: dict[str, str], stored: str, listed: str, e2e_figures: list[str]
 ) -> None:
-    """Timed as a client sees it, straight against the API server. The API server converts each object
-    through the webhook when it is written or first read from etcd (the seeding figure gives those calls
-    as the API server times them) and serves LISTs of unchanged objects from its watch cache without
-    calling the webhook again, so the objects stored as v1beta1 are first touched (a label bump, a new
-    resourceVersion) to make the timed LIST the first after a change."""
+    """Timed as a client sees it, straight against the API server. The API server keeps a watch cache per
+    served version, filled through one-object ConversionReviews as objects are written or read from
+    etcd (the seeding figure gives those calls as the API server times them, one per object and
+    direction); a LIST in the other version is then served from that cache without calling the
+    webhook, so its cost per object is what remains on the API server's side."""
     ns = seeded[stored]
     cp = cluster.cp
     # After the CRD storage switch the API server answers 429 until the watch cache is filled again.
     wait_until(lambda: cp.raw("GET", _path(ns, stored), timeout=120)[0] == 200, 120, "the DGD watch cache", 0.5)
-    if stored == BETA:
-        cluster.kubectl("label", "dynamographdeployments.v1beta1.nvidia.com", "--all", "-n", ns,
-                        f"e2e/touched={time.time_ns()}", "--overwrite", timeout=600)
     native = statistics.median(_list(cp, ns, stored)[0] for _ in range(3)) * 1000
     first, items = _list(cp, ns, listed)
     warm = statistics.median(_list(cp, ns, listed)[0] for _ in range(3)) * 1000
