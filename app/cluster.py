@@ -6,7 +6,9 @@ certificate reconcile loop and the namespace-scope Lease watcher.
   cluster the kubelet's Secret mount puts the pair into the cert dir; out of the cluster the loop
   writes it there itself. Either way the server's hot reload picks it up.
 - With any API (in-cluster, or ``--kubeconfig``), the Lease watcher excludes namespaces that a
-  namespace-restricted operator claims, as the operator's cluster-wide webhooks do.
+  namespace-restricted operator claims, as the operator's cluster-wide webhooks do. Until its
+  first list has succeeded the service is not ready (it would judge namespaces it must leave
+  alone); ``/readyz`` then names the failure, e.g. a missing RBAC rule.
 """
 
 from __future__ import annotations
@@ -132,7 +134,8 @@ def build_cluster_services(settings: Settings) -> ClusterServices:
     from certs.leases import NamespaceScope
 
     api = load_api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
-    services.scope = NamespaceScope(api)
+    scope = services.scope = NamespaceScope(api)
+    services.ready_checks.append(scope.ready)
     services.lookups = LiveLookups(
         Kube(api, backoff=Backoff(attempts=2, base=0.05, cap=0.2), request_timeout=3.0)
     )
