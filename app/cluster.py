@@ -6,7 +6,9 @@ certificate reconcile loop and the namespace-scope Lease watcher.
   cluster the kubelet's Secret mount puts the pair into the cert dir; out of the cluster the loop
   writes it there itself. Either way the server's hot reload picks it up.
 - With any API (in-cluster, or ``--kubeconfig``), the Lease watcher excludes namespaces that a
-  namespace-restricted operator claims, as the operator's cluster-wide webhooks do.
+  namespace-restricted operator claims, as the operator's cluster-wide webhooks do. Until its
+  first list has succeeded the service is not ready (it would judge namespaces it must leave
+  alone); ``/readyz`` then names the failure, e.g. a missing RBAC rule.
 """
 
 from __future__ import annotations
@@ -40,12 +42,23 @@ INFERENCE_POOL_GROUP = "inference.networking.k8s.io"
 CLUSTER_TOPOLOGY_BINDINGS = "/apis/grove.io/v1alpha1/clustertopologybindings"
 
 
+def lookup_error(err: Exception) -> RuntimeError:
+    """A failed live read as the client sees it inside a denial: the API server's own message
+    (as client-go's error text is, e.g. ``clustertopologybindings.grove.io "x" is forbidden: User
+    … cannot get resource …``), without the HTTP status line in front."""
+    from certs.kube import ApiError
+
+    if isinstance(err, ApiError) and err.status and err.message:
+        return RuntimeError(err.message)
+    return RuntimeError(str(err))
+
+
 class LiveLookups:
     """The operator's two live reads during admission, on the same API plumbing as the cert loop:
     a ClusterTopologyBinding by name (its ``spec.levels[].domain`` in level order) and whether
     the InferencePool API group is served (discovery, cached for ``discovery_ttl`` seconds as
     a discovery client would). Requests are short and retried once: an admission answer has a
-    10-second budget."""
+    10-second budget. A read that fails is logged as a warning (it denies the request)."""
 
     def __init__(self, kube: Any, discovery_ttl: float = 30.0) -> None:
         self.kube = kube
@@ -61,7 +74,8 @@ class LiveLookups:
         except ApiError as err:
             if err.not_found:
                 raise LookupNotFound(name) from err
-            raise RuntimeError(str(err)) from err
+            log.warning("reading ClusterTopologyBinding failed", extra={"binding": name, "error": str(err)})
+            raise lookup_error(err) from err
         levels = (binding.get("spec") or {}).get("levels") or []
         return tuple(str(level.get("domain", "")) for level in levels if isinstance(level, dict))
 
@@ -76,7 +90,8 @@ class LiveLookups:
             served = True
         except ApiError as err:
             if not err.not_found:
-                raise RuntimeError(str(err)) from err
+                log.warning("InferencePool API discovery failed", extra={"error": str(err)})
+                raise lookup_error(err) from err
             served = False
         self._pool = (now, served)
         return served
@@ -132,7 +147,8 @@ def build_cluster_services(settings: Settings) -> ClusterServices:
     from certs.leases import NamespaceScope
 
     api = load_api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
-    services.scope = NamespaceScope(api)
+    scope = services.scope = NamespaceScope(api)
+    services.ready_checks.append(scope.ready)
     services.lookups = LiveLookups(
         Kube(api, backoff=Backoff(attempts=2, base=0.05, cap=0.2), request_timeout=3.0)
     )

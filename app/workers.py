@@ -124,13 +124,14 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 def _worker_services(settings: Settings, cert_ready: Any | None) -> ClusterServices:
-    """A worker's share of the cluster services: its own Lease watcher and live admission
-    look-ups (both answer inside the worker), and the supervisor's cert-loop readiness, read
-    from shared memory. The cert loop itself runs once, in the supervisor."""
+    """A worker's share of the cluster services: its own Lease watcher (with its readiness) and
+    live admission look-ups (both answer inside the worker), and the supervisor's cert-loop
+    readiness, read from shared memory. The cert loop itself runs once, in the supervisor."""
     services = ClusterServices()
     if api_available(settings):
         full = build_cluster_services(settings.model_copy(update={"cert_mode": "dev"}))
         services.scope, services.lookups = full.scope, full.lookups
+        services.ready_checks.extend(full.ready_checks)
     if cert_ready is not None:
         services.ready_checks.append(
             lambda: (bool(cert_ready.value), "certificates not in place yet (cert loop has not converged)")

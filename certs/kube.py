@@ -329,6 +329,10 @@ class Informer:
     ``on_event(kind, obj)`` receives ``SYNC`` with the list object after every (re)list, then ``ADDED``,
     ``MODIFIED`` and ``DELETED`` events. Stream ends re-watch from the last resourceVersion; 410 Gone and
     errors relist after a jittered backoff. ``stop()`` ends the thread promptly.
+
+    ``last_error`` holds the latest failure until a list succeeds again. Failures that retrying does not
+    cure by itself (403 Forbidden, 401, 404: missing RBAC or API) are logged as warnings, the others
+    (connection errors, 5xx) at info level.
     """
 
     def __init__(
@@ -355,6 +359,7 @@ class Informer:
         self._lock = threading.Lock()
         self._raw: Any = None
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.last_error: str | None = None
 
     def start(self) -> None:
         self._thread.start()
@@ -370,6 +375,11 @@ class Informer:
 
     def wait_synced(self, timeout: float | None = None) -> bool:
         return self._synced.wait(timeout)
+
+    @property
+    def synced(self) -> bool:
+        """True once a list has succeeded (it stays true across later relists)."""
+        return self._synced.is_set()
 
     @property
     def stopped(self) -> bool:
@@ -389,6 +399,7 @@ class Informer:
                 if rv is None:
                     listed = self.kube.list(self.path, labels=self.labels, fields=self.fields)
                     rv = str((listed.get("metadata") or {}).get("resourceVersion", ""))
+                    self.last_error = None
                     self.on_event("SYNC", listed)
                     self._synced.set()
                 for kind, obj in self.kube.watch(
@@ -414,7 +425,9 @@ class Informer:
                 failures += 1
                 rv = None
                 delay = self.backoff.delay(min(failures, 8))
-                log.info("watch %s failed (%s); relisting in %.1fs", self.path, err, delay)
+                self.last_error = str(err)
+                level = logging.INFO if err.transient else logging.WARNING
+                log.log(level, "watch %s failed (%s); relisting in %.1fs", self.path, err, delay)
                 self._stop.wait(delay)
             except Exception:
                 if self._stop.is_set():

@@ -91,6 +91,14 @@ class NamespaceScope:
         """True once the first list has been loaded (immediately when there is no API)."""
         return self._informer is None or self._informer.wait_synced(timeout)
 
+    def ready(self) -> tuple[bool, str]:
+        """A readiness check: until the first list has succeeded the service cannot tell which
+        namespaces to leave alone, so it is not ready; the reason carries the latest failure."""
+        if self._informer is None or self._informer.synced:
+            return True, ""
+        error = self._informer.last_error
+        return False, f"namespace-scope Leases not listed yet: {error}" if error else "namespace-scope Leases not listed yet"
+
     def is_excluded(self, namespace: str) -> bool:
         with self._lock:
             lease = self._leases.get(namespace)

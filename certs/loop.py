@@ -7,8 +7,8 @@ Modes:
   serving certificate (keeping the CA) and the CA (new CA and serving certificate) once they would no longer be
   valid 90 days from now, and keeps the ``caBundle`` of every owned admission webhook configuration and of the
   convertible CRDs' conversion webhooks equal to ``ca.crt``. After a CA renewal ``ca.crt`` holds the new CA
-  first and the previous CA behind it until the previous CA expires, so clients trust serving certificates
-  from either while replicas pick up the new pair.
+  first and the previous CA behind it until the previous CA expires (the loop wakes at that moment to drop it),
+  so clients trust serving certificates from either while replicas pick up the new pair.
 * ``manual`` — certificates come from cert-manager or the user: the Secret is only read and only the CRD
   conversion ``caBundle`` is kept in sync with its ``ca.crt`` (CRDs annotated for the cert-manager CA
   injector are left to it).
@@ -71,6 +71,8 @@ SECRET_LABELS = {
     PART_OF_LABEL: PART_OF_VALUE,
 }
 WEBHOOK_KINDS = ("validating", "mutating")
+#: How long after a previous CA's expiry the loop wakes to drop it.
+EXPIRY_MARGIN_SECONDS = 0.5
 
 
 class CertMode(StrEnum):
@@ -185,6 +187,14 @@ def has_conversion_webhook(crd: Mapping[str, Any]) -> bool:
     return conversion.get("strategy") == "Webhook" and bool(client_config.get("service") or client_config.get("url"))
 
 
+def _previous_expiries(ca_pem: bytes) -> list[dt.datetime]:
+    """When each previous CA kept behind the signing CA in ``ca.crt`` expires."""
+    try:
+        return [c.not_valid_after_utc for c in pki.load_certs(ca_pem)[1:]]
+    except pki.CertError:
+        return []
+
+
 def _labels_match(obj: Mapping[str, Any], selector: Mapping[str, str]) -> bool:
     labels = (obj.get("metadata") or {}).get("labels") or {}
     return all(labels.get(k) == v for k, v in selector.items())
@@ -229,6 +239,8 @@ class Reconciler:
         self._thread: threading.Thread | None = None
         self._informers: list[Informer] = []
         self._pair: tuple[bytes, bytes] | None = None
+        # Expiry of each previous CA kept in ca.crt: the loop wakes then to drop it.
+        self._previous_ca_expiries: list[dt.datetime] = []
         self.last_result: ReconcileResult | None = None
         self.passes = 0
 
@@ -294,6 +306,7 @@ class Reconciler:
         if data is None:
             return
         ca_pem = data.get(files.CA_CRT, b"")
+        self._previous_ca_expiries = _previous_expiries(ca_pem)
         crt, key = data.get(files.TLS_CRT, b""), data.get(files.TLS_KEY, b"")
         if crt and key and pki.key_matches_cert(crt, key):
             self._pair = (crt, key)
@@ -649,6 +662,12 @@ class Reconciler:
     def _next_wait(self, failures: int) -> float:
         cfg = self.config
         base = cfg.interval * (1 + cfg.jitter * (2 * self._rng.random() - 1))
+        # A previous CA leaves ca.crt and the caBundles when it expires, not up to an interval later.
+        now = self.clock()
+        margin = dt.timedelta(seconds=EXPIRY_MARGIN_SECONDS)
+        wake = [(e + margin - now).total_seconds() for e in self._previous_ca_expiries if e + margin > now]
+        if wake:
+            base = min(base, *wake)
         if failures:
             return float(min(base, 0.5 * (2 ** min(failures, 8)) * (0.5 + 0.5 * self._rng.random())))
         return base

@@ -12,7 +12,7 @@ import yaml
 import validation
 from app.cluster import INFERENCE_POOL_GROUP, LiveLookups, build_cluster_services
 from app.settings import Settings
-from certs.kube import Kube, load_api_client
+from certs.kube import ApiError, Kube, load_api_client
 from tests.admission_helpers import make_input
 from tests.fakekube.fixtures import fake_kube, kubeconfig_path
 from tests.fakekube.server import FakeKube
@@ -39,6 +39,29 @@ def test_cluster_topology_binding_read(lookups: LiveLookups, fake_kube: FakeKube
                             {"domain": "host", "key": "kubernetes.io/hostname"}]},
     })
     assert lookups.cluster_topology("gb200") == ("zone", "rack", "host")
+
+
+def test_failed_reads_show_the_api_servers_message(
+    lookups: LiveLookups, fake_kube: FakeKube, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A denial shows what the API server said (client-go's error text), not the HTTP status line.
+    fake_kube.faults.error_status = 403
+    fake_kube.faults.fail_next = 1
+
+    class Forbidden:
+        def request(self, method: str, path: str) -> None:
+            raise ApiError(403, "Forbidden", f"{path} is forbidden: User cannot get path")
+
+    with caplog.at_level("WARNING", logger="dynamo_webhook.cluster"):
+        with pytest.raises(RuntimeError) as err:
+            lookups.cluster_topology("gb200")
+        assert str(err.value) == "injected fault"
+        with pytest.raises(RuntimeError) as err:
+            LiveLookups(Forbidden()).inference_pool_available()
+        assert str(err.value) == "/apis/inference.networking.k8s.io is forbidden: User cannot get path"
+    assert [r.getMessage() for r in caplog.records] == [
+        "reading ClusterTopologyBinding failed", "InferencePool API discovery failed"
+    ]
 
 
 def test_inference_pool_discovery(lookups: LiveLookups, fake_kube: FakeKube) -> None:

@@ -125,3 +125,43 @@ def test_relists_after_watch_failure(fake_kube: FakeKube, kube_api_client: k8s_c
     finally:
         scope.stop()
     assert sum(c.verb == "list" for c in fake_kube.calls) >= 2
+
+
+def test_not_ready_until_listed_naming_the_failure(
+    fake_kube: FakeKube, kube_api_client: k8s_client.ApiClient, caplog: Any
+) -> None:
+    assert NamespaceScope(None).ready() == (True, "")
+    fake_kube.faults.verbs = {"list"}
+    fake_kube.faults.error_status = 403
+    fake_kube.faults.fail_next = 1000
+    scope = NamespaceScope(kube_api_client, watch_timeout_seconds=5, backoff=Backoff(base=0.001, cap=0.01))
+    assert scope.ready() == (False, "namespace-scope Leases not listed yet")
+    with caplog.at_level("INFO", logger="certs.kube"):
+        scope.start()
+        try:
+            assert wait_for(lambda: "403" in scope.ready()[1])
+            assert scope.ready() == (
+                False, "namespace-scope Leases not listed yet: 403 InternalError: injected fault"
+            )
+            # Retrying cannot cure a 4xx: it is a warning, not routine.
+            assert any(r.levelname == "WARNING" and "403 InternalError" in r.getMessage() for r in caplog.records)
+            fake_kube.faults.fail_next = 0
+            assert wait_for(lambda: scope.ready() == (True, ""))
+        finally:
+            scope.stop()
+
+
+def test_transient_watch_failures_stay_at_info(
+    fake_kube: FakeKube, kube_api_client: k8s_client.ApiClient, caplog: Any
+) -> None:
+    fake_kube.faults.verbs = {"list"}
+    fake_kube.faults.fail_next = 8  # more than one list retries away
+    scope = NamespaceScope(kube_api_client, watch_timeout_seconds=5, backoff=Backoff(base=0.001, cap=0.01))
+    with caplog.at_level("INFO", logger="certs.kube"):
+        scope.start()
+        try:
+            assert wait_for(lambda: scope.ready()[0])
+        finally:
+            scope.stop()
+    failures = [r for r in caplog.records if "injected fault" in r.getMessage()]
+    assert failures and {r.levelname for r in failures} == {"INFO"}

@@ -418,6 +418,27 @@ def test_loop_repairs_drift_within_seconds(fake_kube: FakeKube, make_reconciler:
     assert not rec.running
 
 
+def test_running_loop_drops_a_previous_ca_when_it_expires(fake_kube: FakeKube, make_reconciler: Factory) -> None:
+    seed(fake_kube)
+    now = dt.datetime.now(dt.UTC)
+    # An outgoing CA with two seconds left: the roll keeps it, and the loop (interval one hour, no
+    # further events) wakes when it expires to take it out of ca.crt and every bundle.
+    old_ca = pki.generate_ca(valid_days=1, now=now - dt.timedelta(days=1) + dt.timedelta(seconds=2))
+    leaf = pki.generate_serving_cert(old_ca, leaf_names(), valid_days=1, now=now - dt.timedelta(days=1))
+    put_secret(
+        fake_kube,
+        {"ca.crt": old_ca.cert_pem, "ca.key": old_ca.key_pem, "tls.crt": leaf.cert_pem, "tls.key": leaf.key_pem},
+    )
+    rec = make_reconciler(interval=3600, jitter=0, watch_timeout_seconds=30)
+    rec.start()
+    assert wait_for(lambda: len(pki.load_certs(secret_data(fake_kube)["ca.crt"])) == 2, 5)
+    new_ca = pki.cert_to_pem(pki.load_certs(secret_data(fake_kube)["ca.crt"])[0])
+    assert 0 < rec._next_wait(0) <= 2.5
+    assert wait_for(lambda: all(b == new_ca for b in all_bundles(fake_kube)), 8)
+    assert secret_data(fake_kube)["ca.crt"] == new_ca
+    assert rec._next_wait(0) == 3600
+
+
 def test_metrics_follow_the_loop(fake_kube: FakeKube, make_reconciler: Factory) -> None:
     from prometheus_client import REGISTRY
 
