@@ -1,8 +1,9 @@
 """LIST at scale through the conversion webhook: 500 DGDs stored as v1beta1 (created as v1alpha1, so
 they carry the ``nvidia.com/dgd-spec`` payload annotation, as migrated objects do) listed as
 v1alpha1, and 500 stored as v1alpha1 (the CRD's storage version switched for their creation)
-listed as v1beta1. Each LIST is one request to the API server, answered with one ConversionReview
-of all 500 objects; the timings are printed in the session summary.
+listed as v1beta1. The API server converts each object through the webhook (one object per
+ConversionReview) into its per-version watch cache and answers the LIST from there; the timings are
+printed in the session summary.
 """
 
 from __future__ import annotations
