@@ -214,13 +214,24 @@ class Auditor:
         self.ctx = ctx
         self.expected = {r.path: r.expected_gvk for r in WEBHOOK_ROUTES}
         self._uid = 0
+        # Conversions of the object being audited, by (id of the source, target version); the
+        # sources are kept alive with their results, and nothing here mutates either.
+        self._converted: dict[tuple[int, str], tuple[JsonObj, JsonObj]] = {}
 
     # -- conversion
-    @staticmethod
-    def to_version(obj: JsonObj, version: str) -> JsonObj:
+    def to_version(self, obj: JsonObj, version: str) -> JsonObj:
+        """``obj`` as the conversion webhook would answer for ``version`` (cached for one object)."""
         from app.roundtrip import convert_one
 
-        return obj if _version(obj) == version else convert_one(obj, f"{GROUP}/{version}")
+        if _version(obj) == version:
+            return obj
+        key = (id(obj), version)
+        if key not in self._converted:
+            self._converted[key] = (obj, convert_one(obj, f"{GROUP}/{version}"))
+        return self._converted[key][1]
+
+    def _convert(self, obj: JsonObj, api_version: str) -> JsonObj:
+        return self.to_version(obj, api_version.rpartition("/")[2])
 
     # -- admission
     def _review(self, kind: DynamoKind, hook: Hook, operation: Operation, request_version: str,
@@ -287,6 +298,7 @@ class Auditor:
         from app.dispatch import ConversionFailure
         from app.roundtrip import roundtrip_problems
 
+        self._converted.clear()
         meta = obj.get("metadata") or {}
         served = crd.served or (_version(obj),)
         version = writer_version(obj, served, crd.storage_version or _version(obj))
@@ -296,7 +308,7 @@ class Auditor:
             for through in ("v1alpha1", "v1beta1"):
                 try:
                     forms[through] = self.to_version(obj, through)
-                    roundtrip[through] = roundtrip_problems(forms[through])
+                    roundtrip[through] = roundtrip_problems(forms[through], self._convert)
                 except ConversionFailure as exc:
                     roundtrip[through] = [f"(conversion failed: {exc})"]
         if version in forms:
