@@ -9,7 +9,8 @@ the objects and not their status, are not involved, so nothing but the encoding 
 already stored in the storage version is not written at all (same bytes), so a repeated rewrite costs
 one request and no write. A 409 conflict re-reads the object and tries again; a 404 means it was
 deleted meanwhile and is skipped. Objects created or updated during the run are written in the
-storage version by whoever writes them.
+storage version by whoever writes them. A few objects are rewritten at a time (``--workers``), every
+request of the run within ``--qps``.
 
 Resumable: progress is kept in a local state file, per CRD (by uid) for the CRD generation and storage
 version it was made under: the uids of the objects already rewritten. A rerun skips those and does only
@@ -31,9 +32,10 @@ import signal
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 import orjson
 
@@ -178,10 +180,21 @@ class CrdResult:
         return out
 
 
+@dataclass
+class Rewrite:
+    """What became of one object."""
+
+    uid: str
+    outcome: Literal["rewritten", "deleted", "failed"] = "rewritten"
+    conflicts: int = 0
+    error: str = ""
+
+
 class Migrator:
     def __init__(self, kube: Kube, state: State, *, dry_run: bool = False, page_size: int = 500,
-                 progress: Progress | None = None) -> None:
+                 workers: int = 1, progress: Progress | None = None) -> None:
         self.kube = kube
+        self.workers = workers
         self.state = state
         self.dry_run = dry_run
         self.page_size = page_size
@@ -213,20 +226,53 @@ class Migrator:
         version = crd.storage_version if crd.storage_version in crd.served else crd.served[0]
         done = self.state.done(crd)
         listing = Listing(self.kube, collection_path(kind, version), self.page_size)
-        for obj in listing:
-            result.objects += 1
-            uid = str((obj.get("metadata") or {}).get("uid", ""))
-            if uid in done:
-                result.earlier += 1
-            elif not self.dry_run and self._rewrite(kind, version, obj, result):
-                self.state.mark(crd, uid)
-            self.progress.update(f"storage-migrate {kind.plural}", result.objects, listing.total)
+        label = f"storage-migrate {kind.plural}"
+        pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="storage-migrate")
+        pending: set[Future[Rewrite]] = set()
 
-    def _rewrite(self, kind: DynamoKind, version: str, obj: JsonObj, result: CrdResult) -> bool:
-        """PUT the object unchanged to its status; True once it is stored in the storage version
-        (or gone)."""
+        def collect(until: str) -> None:
+            finished, _ = wait(pending, return_when=until)
+            for future in finished:
+                pending.discard(future)
+                self._record(future.result(), crd, result)
+            self.progress.update(label, result.objects - len(pending), listing.total)
+
+        try:
+            for obj in listing:
+                result.objects += 1
+                uid = str((obj.get("metadata") or {}).get("uid", ""))
+                if uid in done:
+                    result.earlier += 1
+                elif not self.dry_run:
+                    pending.add(pool.submit(self._rewrite, kind, version, obj))
+                    if len(pending) >= 2 * self.workers:
+                        collect(FIRST_COMPLETED)
+                        continue
+                self.progress.update(label, result.objects - len(pending), listing.total)
+            collect(ALL_COMPLETED)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            # Keep what finished before an interruption.
+            for future in pending:
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    self._record(future.result(), crd, result)
+
+    def _record(self, rewrite: Rewrite, crd: CrdInfo, result: CrdResult) -> None:
+        result.conflicts += rewrite.conflicts
+        if rewrite.outcome == "failed":
+            result.failed.append(rewrite.error)
+            return
+        if rewrite.outcome == "deleted":
+            result.deleted += 1
+        else:
+            result.rewritten += 1
+        self.state.mark(crd, rewrite.uid)
+
+    def _rewrite(self, kind: DynamoKind, version: str, obj: JsonObj) -> Rewrite:
+        """PUT the object unchanged to its status (in a worker thread); raises when not allowed to."""
         meta = obj.get("metadata") or {}
         namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+        rewrite = Rewrite(str(meta.get("uid", "")))
         path = object_path(kind, version, namespace, name)
         body = obj
         for _ in range(MAX_CONFLICTS):
@@ -234,24 +280,24 @@ class Migrator:
                 self.kube.request("PUT", f"{path}/status", query=[("fieldManager", FIELD_MANAGER)], body=body)
             except ApiError as err:
                 if err.not_found:
-                    result.deleted += 1
-                    return True
+                    rewrite.outcome = "deleted"
+                    return rewrite
                 if err.conflict:
-                    result.conflicts += 1
+                    rewrite.conflicts += 1
                     fresh = self.kube.get(path)
                     if fresh is None:
-                        result.deleted += 1
-                        return True
+                        rewrite.outcome = "deleted"
+                        return rewrite
                     body = fresh
                     continue
                 if err.status in (401, 403):
                     raise
-                result.failed.append(f"{namespace}/{name}: {err}")
-                return False
-            result.rewritten += 1
-            return True
-        result.failed.append(f"{namespace}/{name}: still conflicting after {MAX_CONFLICTS} attempts")
-        return False
+                rewrite.outcome, rewrite.error = "failed", f"{namespace}/{name}: {err}"
+                return rewrite
+            return rewrite
+        rewrite.outcome = "failed"
+        rewrite.error = f"{namespace}/{name}: still conflicting after {MAX_CONFLICTS} attempts"
+        return rewrite
 
     def _finish(self, crd: CrdInfo, result: CrdResult) -> None:
         target = [crd.storage_version]
@@ -318,13 +364,16 @@ def cmd_storage_migrate(args: argparse.Namespace) -> int:
         return fail("storage-migrate", str(exc))
     if args.qps < 0:
         return fail("storage-migrate", "--qps must be 0 (no limit) or more")
+    if args.workers < 1:
+        return fail("storage-migrate", "--workers must be 1 or more")
     state = State(None if args.dry_run or args.no_state else Path(args.state_file or default_state_file()))
     results: list[CrdResult] = []
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         conn = connect(args, qps=args.qps)
         with state.opened():
-            migrator = Migrator(conn.kube, state, dry_run=args.dry_run, page_size=args.page_size, progress=Progress())
+            migrator = Migrator(conn.kube, state, dry_run=args.dry_run, page_size=args.page_size,
+                                workers=args.workers, progress=Progress())
             for kind in kinds:
                 results.append(migrator.migrate(kind))
     except Busy as exc:
@@ -367,6 +416,8 @@ def register(subparsers: Any) -> None:
                      help="only these kinds (kind, plural or short name: dgd, dcd, dgdr, dgdsa)")
     cmd.add_argument("--qps", type=float, default=50.0,
                      help="at most this many API requests a second (default %(default)s; 0: no limit)")
+    cmd.add_argument("--workers", type=int, default=4,
+                     help="objects rewritten at the same time (default %(default)s), within --qps")
     cmd.add_argument("--page-size", type=int, default=500, help="objects per LIST page (default %(default)s)")
     cmd.add_argument("--state-file", default=None,
                      help="progress file for resuming (default $XDG_STATE_HOME/dynamo-webhook/storage-migrate.json)")

@@ -88,6 +88,16 @@ def test_conflicts_are_retried_with_the_fresh_object_and_deleted_objects_skipped
     assert result.stored_versions_set
 
 
+def test_several_workers_rewrite_each_object_once(tmp_path: Path) -> None:
+    api = api_with(23)
+    api.before = lambda call: api.bump("dynamographdeployments", "apps", "d7") if call.path.endswith("/d7/status") and \
+        call.body["metadata"]["resourceVersion"] == "108" else None
+    result = migrate(api, tmp_path, workers=4)
+    names = sorted(c.path.split("/")[-2] for c in puts(api))
+    assert names == sorted([f"d{i}" for i in range(23)] + ["d7"])
+    assert (result.rewritten, result.conflicts, result.failed, result.stored_versions_set) == (23, 1, [], True)
+
+
 def test_objects_that_cannot_be_rewritten_keep_stored_versions(tmp_path: Path) -> None:
     api = api_with(3)
 
@@ -113,7 +123,7 @@ def test_a_rerun_does_only_what_is_left(tmp_path: Path) -> None:
     api = api_with(5)
 
     def stop_after_two(call: Call) -> None:
-        if call.method == "PUT" and "/d2/" in call.path:
+        if call.method == "PUT" and call.path.split("/")[-2] not in ("d0", "d1"):
             raise KeyboardInterrupt
 
     api.before = stop_after_two
