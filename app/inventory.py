@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -205,8 +206,9 @@ def context_namespace(kubeconfig: str | None, context: str | None) -> str:
 
 @dataclass
 class Listing:
-    """Paginated LIST of one collection (``limit``/``continue``). ``total`` is known after the first
-    page (``metadata.remainingItemCount``, an estimate the server may omit)."""
+    """Paginated LIST of one collection (``limit``/``continue``); the next page is requested while the
+    current one is being used. ``total`` is known after the first page (``metadata.remainingItemCount``,
+    an estimate the server may omit)."""
 
     kube: Kube
     path: str
@@ -215,36 +217,44 @@ class Listing:
     restarts: int = 0
     _seen: set[str] = field(default_factory=set)
 
+    def _fetch(self, token: str) -> JsonObj:
+        query = [("limit", str(self.page_size))]
+        if token:
+            query.append(("continue", token))
+        return self.kube.request("GET", self.path, query=query)
+
     def __iter__(self) -> Iterator[JsonObj]:
-        token = ""
-        while True:
-            query = [("limit", str(self.page_size))]
-            if token:
-                query.append(("continue", token))
-            try:
-                page = self.kube.request("GET", self.path, query=query)
-            except ApiError as err:
-                if not (err.gone and token):
-                    raise
-                # The continue token expired (compaction): list again from the start, skipping
-                # what was already handed out.
-                self.restarts += 1
-                token = ""
-                continue
-            meta = page.get("metadata") or {}
-            items = page.get("items") or []
-            if not token and self.total is None:
-                remaining = meta.get("remainingItemCount")
-                self.total = len(items) + (int(remaining) if isinstance(remaining, int) else 0)
-            for item in items:
-                uid = str((item.get("metadata") or {}).get("uid", ""))
-                if uid in self._seen:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="list") as pool:
+            token = ""
+            future = pool.submit(self._fetch, token)
+            while True:
+                try:
+                    page = future.result()
+                except ApiError as err:
+                    if not (err.gone and token):
+                        raise
+                    # The continue token expired (compaction): list again from the start, skipping
+                    # what was already handed out.
+                    self.restarts += 1
+                    token = ""
+                    future = pool.submit(self._fetch, token)
                     continue
-                self._seen.add(uid)
-                yield item
-            token = str(meta.get("continue") or "")
-            if not token:
-                return
+                meta = page.get("metadata") or {}
+                items = page.get("items") or []
+                if not token and self.total is None:
+                    remaining = meta.get("remainingItemCount")
+                    self.total = len(items) + (int(remaining) if isinstance(remaining, int) else 0)
+                token = str(meta.get("continue") or "")
+                if token:
+                    future = pool.submit(self._fetch, token)
+                for item in items:
+                    uid = str((item.get("metadata") or {}).get("uid", ""))
+                    if uid in self._seen:
+                        continue
+                    self._seen.add(uid)
+                    yield item
+                if not token:
+                    return
 
 
 # --- progress -------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ the storage version, which is what these tests create them in."""
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,7 @@ class FakeApi:
     #: Called before a request is handled; may raise ApiError or change the state.
     before: Callable[[Call], None] | None = None
     revision: int = 100
+    _lock: threading.RLock = field(default_factory=threading.RLock)
 
     # --- setup
     def add_crd(self, plural: str, **kwargs: Any) -> Obj:
@@ -75,11 +77,12 @@ class FakeApi:
 
     def request(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None, body: Any = None,
                 content_type: str | None = None) -> Obj:
-        call = Call(method, path, list(query or []), copy.deepcopy(body))
-        self.calls.append(call)
-        if self.before is not None:
-            self.before(call)
-        return self._handle(call)
+        with self._lock:  # the tools call from several threads (list prefetch, rewrite workers)
+            call = Call(method, path, list(query or []), copy.deepcopy(body))
+            self.calls.append(call)
+            if self.before is not None:
+                self.before(call)
+            return self._handle(call)
 
     def _handle(self, call: Call) -> Obj:
         parts = call.path.strip("/").split("/")
