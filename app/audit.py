@@ -555,10 +555,11 @@ def render_table(report: Report, out: TextIO, *, show_all: bool = False) -> None
         out.write(f"\nNamespaces claimed by a namespace-restricted operator (not admitted by this webhook): "
                   f"{', '.join(report.excluded_namespaces)}\n")
     s = report.settings
+    on = {True: "on", False: "off"}
     out.write(
-        f"\nSettings: operator version {s['operator_version']}; feature gates Grove={s['feature_grove']}, "
-        f"Checkpoint={s['feature_checkpoint']}, GPUDiscovery={s['feature_gpu_discovery']}; operator principal "
-        f"{s['operator_principal']}\n"
+        f"\nSettings: operator version {s['operator_version']}; feature gates Grove {on[s['feature_grove']]}, "
+        f"Checkpoint {on[s['feature_checkpoint']]}, GPUDiscovery {on[s['feature_gpu_discovery']]}; operator "
+        f"principal {s['operator_principal']}\n"
     )
     n_update = sum(not o.update.allowed for o in refused)
     n_create = sum(not o.create.allowed for o in refused)
