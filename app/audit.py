@@ -462,7 +462,7 @@ def run(kube: Any, kinds: Sequence[DynamoKind], namespace: str | None, settings:
         crd = read_crd(kube, kind)
         state = KindState(kind, crd)
         report.kinds.append(state)
-        if crd is None:
+        if crd is None or not crd.served:
             continue
         state.listed_as = crd.storage_version if crd.storage_version in crd.served else crd.served[0]
         listing = Listing(kube, collection_path(kind, state.listed_as, namespace), page_size)

@@ -212,6 +212,8 @@ class Migrator:
             if crd.migrated:
                 self.state.forget(crd)
                 result.note = f"nothing to do: storedVersions is already {join(crd.stored_versions)}"
+            elif not crd.served:
+                result.note = "no version of the CRD is served: its objects cannot be read"
             elif not crd.status_subresource:
                 result.note = "the storage version has no status subresource: objects cannot be rewritten unchanged"
             else:

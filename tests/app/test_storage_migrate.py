@@ -275,3 +275,11 @@ def test_cli_exit_2_when_forbidden_or_misused(connected: FakeApi, capsys: pytest
     assert "DynamoModel has a single version: nothing to migrate" in capsys.readouterr().err
     assert main(["storage-migrate", "--qps", "-1"]) == 2
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
+
+
+def test_a_crd_serving_no_version_is_left_alone(tmp_path: Path) -> None:
+    api = FakeApi()
+    api.add_crd("dynamographdeployments", stored=("v1beta1", "v1alpha1"), served=())
+    result = migrate(api, tmp_path)
+    assert result.note == "no version of the CRD is served: its objects cannot be read" and not result.complete
+    assert [c.method for c in api.calls] == ["GET"]
