@@ -1,4 +1,4 @@
-"""``dynamo-webhook`` command line: serve, review, lint, convert, certs.
+"""``dynamo-webhook`` command line: serve, review, lint, convert, certs, audit, storage-migrate.
 
 The offline commands call the same dispatch functions as the server, so a manifest that
 ``lint`` accepts is one the running webhook admits, and ``convert`` writes what ``/convert``
@@ -311,6 +311,11 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         register(sub)
+
+    from app import audit, storage_migrate
+
+    audit.register(sub)
+    storage_migrate.register(sub)
     return parser
 
 

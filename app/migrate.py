@@ -9,17 +9,9 @@ from typing import Any, TextIO
 import orjson
 
 from app.cli import EXIT_FINDINGS, EXIT_OK, Document, dump, is_dynamo
-from app.dispatch import ConversionFailure, convert_objects
+from app.dispatch import ConversionFailure
+from app.roundtrip import CONVERTIBLE, VERSIONS, convert_one, other_version, roundtrip_problems
 
-CONVERTIBLE = frozenset(
-    {
-        "DynamoGraphDeployment",
-        "DynamoComponentDeployment",
-        "DynamoGraphDeploymentRequest",
-        "DynamoGraphDeploymentScalingAdapter",
-    }
-)
-VERSIONS = ("nvidia.com/v1alpha1", "nvidia.com/v1beta1")
 PAYLOAD_KEYS = tuple(
     f"nvidia.com/{short}-{part}" for short in ("dgd", "dcd", "dgdr") for part in ("spec", "status")
 )
@@ -27,12 +19,6 @@ PAYLOAD_KEYS = tuple(
 
 def convertible(body: Any) -> bool:
     return is_dynamo(body) and body.get("kind") in CONVERTIBLE and body.get("apiVersion") in VERSIONS
-
-
-def convert_one(body: dict[str, Any], to: str) -> dict[str, Any]:
-    """Convert exactly as ``/convert`` does (same function, same metadata rules)."""
-    converted, _ = convert_objects([body], to)
-    return converted[0]
 
 
 def leaf_paths(value: Any, prefix: str = "") -> Iterator[str]:
@@ -67,21 +53,6 @@ def payload_report(body: dict[str, Any]) -> list[str]:
     return lines
 
 
-def roundtrip_problems(body: dict[str, Any]) -> list[str]:
-    """Field paths that do not survive a trip through the other version and back."""
-    from conversion.compare import diff_paths, normalize
-
-    own = str(body["apiVersion"])
-    other = VERSIONS[1] if own == VERSIONS[0] else VERSIONS[0]
-    back = convert_one(convert_one(body, other), own)
-    if "status" not in body:
-        # A manifest carries no status; the status a converter initialises (DGDR's Pending
-        # phase) is not something the manifest could lose.
-        back.pop("status", None)
-    problems: list[str] = diff_paths(normalize(body), normalize(back))
-    return problems
-
-
 def migrate(docs: Sequence[Document], to: str, *, check: bool, output: str, report: bool,
             out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
@@ -103,7 +74,7 @@ def migrate(docs: Sequence[Document], to: str, *, check: bool, output: str, repo
                     failed += 1
                     err.write(f"{label}: does not round-trip: {', '.join(problems)}\n")
                 elif report:
-                    err.write(f"{label}: round-trips through {VERSIONS[0] if body['apiVersion'] == VERSIONS[1] else VERSIONS[1]}\n")
+                    err.write(f"{label}: round-trips through {other_version(str(body['apiVersion']))}\n")
                 continue
             converted = convert_one(body, to)
         except ConversionFailure as exc:

@@ -101,13 +101,29 @@ class Settings(BaseSettings):
         )
 
 
+#: The settings the admission rules read (:meth:`Settings.admission_settings`): the ones a cluster
+#: tool such as ``audit`` shares with ``serve``.
+ADMISSION_FIELDS = (
+    "feature_grove",
+    "feature_checkpoint",
+    "feature_gpu_discovery",
+    "operator_principal",
+    "planner_service_account",
+    "operator_version",
+    "dgdr_default_image",
+)
+
+
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add one flag per settings field; unset flags fall back to env vars and defaults."""
+def add_settings_arguments(parser: Any, only: tuple[str, ...] | None = None) -> None:
+    """Add one flag per settings field (or per field of ``only``) to a parser or argument group;
+    unset flags fall back to env vars and defaults."""
     for name, field in Settings.model_fields.items():
+        if only is not None and name not in only:
+            continue
         env = f"DYNAMO_WEBHOOK_{name.upper()}"
         help_text = f"{field.description} [env {env}]"
         annotation: Any = field.annotation

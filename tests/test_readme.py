@@ -33,3 +33,14 @@ def test_every_route_is_documented() -> None:
     documented = set(re.findall(r"`(?:POST )?(/[a-z0-9./-]+)`", README))
     for route in WEBHOOK_ROUTES:
         assert route.path in documented, route.path
+
+
+def test_every_command_is_documented() -> None:
+    from app.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    for name in sub.choices:  # type: ignore[union-attr]
+        assert f"dynamo-webhook {name}" in README, name
+    for heading in ("### `dynamo-webhook audit`", "### `dynamo-webhook storage-migrate`", "### RBAC for the tools"):
+        assert heading in README
+    assert "$ dynamo-webhook audit -A\n" in README and "$ dynamo-webhook storage-migrate --dry-run\n" in README

@@ -1,0 +1,187 @@
+"""``dynamo-webhook audit`` against a real API server with the service registered: objects created in
+both versions (some stored as v1alpha1), some refused by today's rules. What the audit says is checked
+against what the API server itself answers to the same requests (server-side dry runs)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.cluster import Cluster
+from tests.e2e.legacy import (
+    ALPHA,
+    APPS,
+    BETA,
+    LEASE,
+    LEGACY,
+    Seeded,
+    crd_stored_versions,
+    dry_run_create,
+    manifest,
+    read,
+    run_tool,
+    seeded_cluster,
+    stored_versions,
+)
+
+ROLE = "dynamo-webhook-audit"
+#: (kind, namespace, name, operation) today's rules refuse.
+EXPECTED_REFUSED = {
+    ("DynamoGraphDeployment", LEGACY, "vllm-agg-alpha", "CREATE"),
+    ("DynamoGraphDeploymentRequest", LEGACY, "sla-online", "CREATE"),
+    ("DynamoGraphDeployment", LEGACY, "vllm-agg-beta", "CREATE"),
+    ("DynamoGraphDeployment", LEGACY, "qwen3-snapshot", "UPDATE"),
+    ("DynamoGraphDeployment", LEGACY, "qwen3-snapshot", "CREATE"),
+}
+
+
+@dataclass
+class Env:
+    cluster: Cluster
+    objects: list[Seeded]
+    kubeconfig: Path
+
+    def audit(self, *args: str, env: dict[str, str] | None = None) -> tuple[int, Any]:
+        proc = run_tool(self.kubeconfig, "audit", *args, env=env)
+        assert proc.returncode in (0, 1), proc.stderr
+        out = json.loads(proc.stdout) if "json" in args else proc.stdout
+        return proc.returncode, out
+
+
+@pytest.fixture(scope="module")
+def env(bin_dir: Path) -> Iterator[Env]:
+    with seeded_cluster(bin_dir, ROLE) as (cluster, objects, kubeconfig, _):
+        yield Env(cluster, objects, kubeconfig)
+
+
+def api_server_verdicts(env: Env) -> dict[tuple[str, str, str, str], str]:
+    """What the API server answers (as admin, dry run) to a no-op UPDATE of each object in the version it
+    was created in, and to creating it again from its manifest: the refusals with their messages."""
+    cp = env.cluster.cp
+    refused: dict[tuple[str, str, str, str], str] = {}
+    for obj in env.objects:
+        current = read(cp, obj, obj.created_as)
+        status, body = cp.raw("PUT", obj.path(obj.created_as) + "?dryRun=All", current)
+        if status != 200:
+            refused[(*obj.ref, "UPDATE")] = json.loads(body)["message"]
+        status, answer = dry_run_create(cp, manifest(current))
+        if not (status == 409 and answer["reason"] == "AlreadyExists"):
+            refused[(*obj.ref, "CREATE")] = answer["message"]
+    return refused
+
+
+def audit_refusals(report: Any) -> dict[tuple[str, str, str, str], str]:
+    return {
+        (o["kind"], o["namespace"], o["name"], op): o[op.lower()]["error"]
+        for o in report["objects"] for op in ("UPDATE", "CREATE") if not o[op.lower()]["allowed"]
+    }
+
+
+def test_the_seed_is_stored_in_both_versions(env: Env) -> None:
+    stored = stored_versions(env.cluster.cp, "dynamographdeployments")
+    assert stored[f"{APPS}/llama-agg"] == ALPHA
+    assert stored[f"{APPS}/llama-agg-beta"] == BETA
+    assert crd_stored_versions(env.cluster.kubectl, "dynamographdeployments") == [BETA, ALPHA]
+
+
+def test_audit_reports_exactly_what_the_api_server_refuses(env: Env) -> None:
+    code, report = env.audit("--all-namespaces", "-o", "json")
+    assert code == 1
+    expected = api_server_verdicts(env)
+    assert set(expected) == EXPECTED_REFUSED
+    assert audit_refusals(report) == expected
+    # Every object was checked in the version it was written in, and nothing else was reported.
+    checked = {(o["kind"], o["namespace"], o["name"]): o["checkedAs"] for o in report["objects"]}
+    assert checked == {obj.ref: f"nvidia.com/{obj.created_as}" for obj in env.objects}
+    totals = report["totals"]
+    assert (totals["objects"], totals["refused"], totals["refusedOnUpdate"], totals["refusedOnCreate"]) == (
+        len(env.objects), 4, 1, 4)
+    assert totals["byNamespace"][APPS]["refused"] == 0
+    assert totals["byKind"]["DynamoGraphDeploymentRequest"]["refusedOnCreate"] == 1
+
+
+def test_audit_reports_defaulting_round_trips_and_stored_versions(env: Env) -> None:
+    _, report = env.audit("-A", "-o", "json")
+    by_name = {(o["namespace"], o["name"]): o for o in report["objects"]}
+    changes = by_name[(LEGACY, "no-replicas")]["update"]["changes"]
+    assert changes == ["add /spec/components/0/replicas", "add /spec/components/1/replicas"]
+    # The API server's own dry run of that update adds the same fields.
+    cp = env.cluster.cp
+    obj = next(o for o in env.objects if o.name == "no-replicas")
+    status, body = cp.raw("PUT", obj.path(BETA) + "?dryRun=All", read(cp, obj, BETA))
+    assert status == 200
+    assert [c.get("replicas") for c in json.loads(body)["spec"]["components"]] == [1, 1]
+    assert [k for k, o in by_name.items() if o["update"].get("changes")] == [(LEGACY, "no-replicas")]
+    # Everything round-trips through both versions.
+    assert all(not paths for o in report["objects"] for paths in o["roundTrip"].values())
+    assert {o["kind"] for o in report["objects"] if o["roundTrip"]} == {
+        "DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoGraphDeploymentRequest",
+        "DynamoGraphDeploymentScalingAdapter"}
+    kinds = {k["kind"]: k for k in report["kinds"]}
+    assert kinds["DynamoGraphDeployment"]["storedVersions"] == ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+    assert kinds["DynamoGraphDeployment"]["singleStoredVersion"] is False
+    assert kinds["DynamoModel"]["storedVersions"] == ["nvidia.com/v1alpha1"]
+    assert kinds["DynamoModel"]["singleStoredVersion"] is True
+    assert by_name[(APPS, "llama-agg")]["storedAs"] == ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
+    assert by_name[(APPS, "qwen-support-lora")]["storedAs"] == ["nvidia.com/v1alpha1"]
+    assert "storedVersions" in report["storedVersionsBasis"]
+
+
+def test_audit_writes_nothing_and_its_role_cannot(env: Env) -> None:
+    cp = env.cluster.cp
+    before = {p: stored_versions(cp, p) for p in ("dynamographdeployments", "dynamographdeploymentrequests")}
+    revisions = {o.ref: read(cp, o, o.created_as)["metadata"]["resourceVersion"] for o in env.objects}
+    env.audit("-A", "-o", "json")
+    assert {o.ref: read(cp, o, o.created_as)["metadata"]["resourceVersion"] for o in env.objects} == revisions
+    assert {p: stored_versions(cp, p) for p in before} == before
+    kubectl = env.cluster.kubectl
+    who = f"--as=system:serviceaccount:dynamo-system:{ROLE}"
+    for verb in ("create", "update", "patch", "delete"):
+        for resource in ("dynamographdeployments.nvidia.com", "dynamographdeployments.nvidia.com/status",
+                         "customresourcedefinitions.apiextensions.k8s.io"):
+            answer = kubectl("auth", "can-i", verb, resource, "-A", who, check=False).stdout.strip()
+            assert answer == "no", (verb, resource)
+    assert kubectl("auth", "can-i", "list", "dynamographdeployments.nvidia.com", "-A", who).stdout.strip() == "yes"
+
+
+def test_table_output_and_namespace_scope(env: Env) -> None:
+    code, table = env.audit("--namespace", APPS)
+    assert code == 0, table
+    assert f"in namespace {APPS}" in table
+    assert "Result: 0 of 8 object(s) would be refused" in table
+    code, table = env.audit("-n", LEGACY)
+    assert code == 1
+    for (_, namespace, name, operation), error in api_server_verdicts(env).items():
+        assert f"{namespace}/{name} (" in table and operation in table
+        assert f"    {error}\n" in table
+    assert "Result: 4 of 5 object(s) would be refused (1 on their next update, 4 if created again)" in table
+
+
+def test_settings_answer_what_if_questions(env: Env) -> None:
+    """The checkpoint DGD is refused only because the gate is off: with it on (flag or environment, as
+    for serve), its next update would pass."""
+    for args, extra in ((("--feature-checkpoint",), None), ((), {"DYNAMO_WEBHOOK_FEATURE_CHECKPOINT": "true"})):
+        _, report = env.audit("-n", LEGACY, "-o", "json", *args, env=extra)
+        refusals = audit_refusals(report)
+        assert (("DynamoGraphDeployment", LEGACY, "qwen3-snapshot", "UPDATE") not in refusals), refusals
+        assert report["settings"]["feature_checkpoint"] is True
+
+
+def test_namespaces_claimed_by_a_namespace_restricted_operator_are_not_judged(env: Env) -> None:
+    kubectl = env.cluster.kubectl
+    kubectl.apply({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                   "metadata": {"name": LEASE, "namespace": LEGACY},
+                   "spec": {"holderIdentity": "x", "leaseDurationSeconds": 3600,
+                            "renewTime": "2099-01-01T00:00:00.000000Z"}})
+    try:
+        code, report = env.audit("-n", LEGACY, "-o", "json")
+    finally:
+        kubectl("delete", "lease", LEASE, "-n", LEGACY)
+    assert code == 0
+    assert report["excludedNamespaces"] == [LEGACY]
+    assert all(o["excluded"] and o["update"]["allowed"] and o["create"]["allowed"] for o in report["objects"])
