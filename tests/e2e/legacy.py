@@ -33,6 +33,7 @@ import yaml
 from app.roundtrip import convert_one
 from tests.e2e.cluster import EXE, NAMESPACE, Cluster
 from tests.e2e.conftest import start_cluster
+from tests.e2e.objects import PLURALS
 from tests.e2e.testenv import ROOT, ControlPlane, Kubectl, control_plane, kubeconfig_yaml, wait_until
 
 Obj = dict[str, Any]
@@ -46,14 +47,6 @@ CONVERTIBLE_PLURALS = (
     "dynamographdeploymentrequests",
     "dynamographdeploymentscalingadapters",
 )
-PLURALS = {
-    "DynamoGraphDeployment": "dynamographdeployments",
-    "DynamoComponentDeployment": "dynamocomponentdeployments",
-    "DynamoGraphDeploymentRequest": "dynamographdeploymentrequests",
-    "DynamoGraphDeploymentScalingAdapter": "dynamographdeploymentscalingadapters",
-    "DynamoModel": "dynamomodels",
-    "DynamoCheckpoint": "dynamocheckpoints",
-}
 EXAMPLES = ROOT / "examples" / "manifests"
 #: An object of each convertible kind that today's rules admit.
 EXAMPLE_OF = {

@@ -20,12 +20,14 @@ import pytest
 import yaml
 
 from tests.e2e.cluster import Cluster
+from tests.e2e.legacy import set_storage_version, stored_versions
 from tests.e2e.objects import ALPHA, BETA, convert_offline, namespace, user_view
 from tests.e2e.schema_layer import apply_schema
 from tests.e2e.testenv import ROOT, ControlPlane, wait_until
 
 COUNT = 500
-CRD = "dynamographdeployments.nvidia.com"
+PLURAL = "dynamographdeployments"
+CRD = f"{PLURAL}.nvidia.com"
 SOURCE = ROOT / "examples" / "manifests" / "dgd-disagg-v1alpha1.yaml"
 Obj = dict[str, Any]
 
@@ -38,23 +40,6 @@ def _objects(ns: str) -> list[Obj]:
         obj["metadata"] = {"name": f"dgd-{i:03d}", "namespace": ns, "labels": {"e2e/index": str(i)}}
         objs.append(obj)
     return objs
-
-
-def set_storage(cluster: Cluster, version: str, ns: str) -> None:
-    """Make ``version`` the DGD storage version and wait until a new object really is stored in it."""
-    crd = cluster.kubectl.get("crd", CRD)
-    patch = [{"op": "replace", "path": f"/spec/versions/{i}/storage", "value": v["name"] == version.split("/")[1]}
-             for i, v in enumerate(crd["spec"]["versions"])]
-    cluster.kubectl("patch", "crd", CRD, "--type=json", "-p", orjson.dumps(patch).decode())
-    probe = {**yaml.safe_load(SOURCE.read_text()), "metadata": {"name": "storage-probe", "namespace": ns}}
-
-    def stored_in_version() -> bool:
-        cluster.kubectl("delete", "dynamographdeployments.nvidia.com", "storage-probe", "-n", ns, "--ignore-not-found")
-        cluster.kubectl.apply(probe)
-        return cluster.cp.stored_version("nvidia.com", "dynamographdeployments", ns, "storage-probe") == version
-
-    wait_until(stored_in_version, 60, f"DGDs stored as {version}", 0.5)
-    cluster.kubectl("delete", "dynamographdeployments.nvidia.com", "storage-probe", "-n", ns)
 
 
 def _path(ns: str, version: str) -> str:
@@ -105,14 +90,14 @@ def seeded(cluster: Cluster, e2e_figures: list[str]) -> Iterator[dict[str, str]]
     detail = ", ".join(f"{f}->{t}: {n:.0f} calls of {1000 * sec / n:.2f} ms" for (f, t), (sec, n) in sorted(calls.items()) if n)
     e2e_figures.append(f"CREATE {COUNT} v1alpha1 DGDs with kubectl: {elapsed:.1f} s; conversion webhook calls as "
                        f"the API server times them: {detail}")
-    set_storage(cluster, ALPHA, stored_alpha)
+    set_storage_version(cluster, PLURAL, "v1alpha1")
     try:
         kubectl("create", "-f", "-", input=yaml.safe_dump_all(_objects(stored_alpha)), timeout=600)
     finally:
-        set_storage(cluster, BETA, stored_alpha)
+        set_storage_version(cluster, PLURAL, "v1beta1")
+    stored = stored_versions(cluster.cp, PLURAL)
     for version, ns in ((BETA, stored_beta), (ALPHA, stored_alpha)):
-        for i in (0, COUNT - 1):
-            assert cluster.cp.stored_version("nvidia.com", "dynamographdeployments", ns, f"dgd-{i:03d}") == version
+        assert {stored[f"{ns}/dgd-{i:03d}"] for i in range(COUNT)} == {version.split("/")[1]}
     yield {BETA: stored_beta, ALPHA: stored_alpha}
 
 

@@ -341,20 +341,6 @@ class ControlPlane:
             return False
         return status == 200 and body.strip() == b"ok"
 
-    def etcd_get(self, key: str) -> bytes | None:
-        """The raw value etcd holds under ``key`` (e.g. ``/registry/<group>/<plural>/<ns>/<name>``), read
-        through etcd's v3 JSON gateway: what the API server really stored."""
-        body = json.dumps({"key": base64.b64encode(key.encode()).decode()}).encode()
-        req = urllib.request.Request(f"http://127.0.0.1:{self.etcd_port}/v3/kv/range", data=body, method="POST")
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            kvs = json.loads(resp.read()).get("kvs") or []
-        return base64.b64decode(kvs[0]["value"]) if kvs else None
-
-    def stored_version(self, group: str, plural: str, namespace: str, name: str) -> str | None:
-        """The apiVersion an object is stored in, from etcd."""
-        raw = self.etcd_get(f"/registry/{group}/{plural}/{namespace}/{name}")
-        return None if raw is None else str(json.loads(raw)["apiVersion"])
-
     def ssl_context(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(cadata=self.pki.serving_ca.decode())
         ctx.load_cert_chain(self.workdir / "pki" / "admin.crt", self.workdir / "pki" / "admin.key")
