@@ -63,6 +63,22 @@ def _deep_copy_py(v: Any) -> Any:
     return v
 
 
+# Kubernetes fields that are Go maps (string or quantity values): every entry is a value.
+_MAP_FIELDS = frozenset(
+    (
+        "limits",
+        "requests",
+        "nodeSelector",
+        "labels",
+        "annotations",
+        "overhead",
+        "matchLabels",
+        "volumeAttributes",
+        "options",
+    )
+)
+
+
 def _absent(v: Any) -> bool:
     # Kubernetes booleans and integers are mostly pointers: false and 0 are values.
     return v is None or v == "" or v == [] or v == {}
@@ -81,6 +97,11 @@ def sem(v: Any) -> Any:
     if isinstance(v, dict):
         out = {}
         for k, x in v.items():
+            if k in _MAP_FIELDS and type(x) is dict:
+                # A map is zero only when it has no entries; an entry with an empty value counts.
+                if x:
+                    out[k] = x
+                continue
             n = sem(x)
             if not _absent(n):
                 out[k] = n
@@ -93,8 +114,8 @@ def sem(v: Any) -> Any:
 def sem_absent(v: Any) -> bool:
     """``_absent(sem(v))`` without building the normal form."""
     if isinstance(v, dict):
-        for x in v.values():  # noqa: SIM110 - a plain loop is cheaper than all() on this hot path
-            if not sem_absent(x):
+        for k, x in v.items():  # noqa: SIM110 - a plain loop is cheaper than all() on this hot path
+            if not _field_absent(k, x):
                 return False
         return True
     if isinstance(v, list):
@@ -105,9 +126,16 @@ def sem_absent(v: Any) -> bool:
 def sem_absent_except(d: dict[str, Any], skip: str) -> bool:
     """Every field of ``d`` but ``skip`` is semantically absent."""
     for k, v in d.items():  # noqa: SIM110 - a plain loop is cheaper than all() on this hot path
-        if k != skip and not sem_absent(v):
+        if k != skip and not _field_absent(k, v):
             return False
     return True
+
+
+def _field_absent(k: str, v: Any) -> bool:
+    if k in _MAP_FIELDS and type(v) is dict:
+        # A map is zero only when it has no entries; an entry with an empty value counts.
+        return not v
+    return sem_absent(v)
 
 
 def sem_eq(a: Any, b: Any) -> bool:
@@ -249,18 +277,6 @@ _REQUIRED_STRINGS = frozenset(
     )
 )
 _VALUE_REQUIRED_IN = frozenset(("httpHeaders", "sysctls"))
-_MAP_FIELDS = frozenset(
-    (
-        "limits",
-        "requests",
-        "nodeSelector",
-        "labels",
-        "annotations",
-        "overhead",
-        "matchLabels",
-        "volumeAttributes",
-    )
-)
 
 
 def clean_kube(v: Any, parent: str | None = None) -> Any:
@@ -278,10 +294,12 @@ def clean_kube(v: Any, parent: str | None = None) -> Any:
                 continue
             out[k] = x
         elif tx is dict:
-            c = clean_kube(x, k)
-            if not c and k in _MAP_FIELDS:
+            if k in _MAP_FIELDS:
+                # A map keeps every entry, empty strings included; only an empty map is omitted.
+                if x:
+                    out[k] = dict(x)
                 continue
-            out[k] = c
+            out[k] = clean_kube(x, k)
         elif tx is list:
             if not x:
                 continue

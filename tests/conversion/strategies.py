@@ -17,8 +17,10 @@ CANON_QTY = st.sampled_from(["1", "2", "500m", "1Gi", "16Gi", "100Mi", "8", "0",
 ANY_QTY = st.one_of(
     CANON_QTY, st.sampled_from(["1000m", "1024Mi", "0.5", "1.5Gi", "1e3", "2000", "+1", "bogus"])
 )
-LABELS = st.dictionaries(st.sampled_from(["app", "team", "tier"]), SMALL, max_size=2)
-LABELS1 = st.dictionaries(st.sampled_from(["app", "team", "tier"]), SMALL, min_size=1, max_size=2)
+# Map values include "": Go keeps every entry of a map[string]string, a marker included.
+MAP_VALUE = st.one_of(st.just(""), SMALL)
+LABELS = st.dictionaries(st.sampled_from(["app", "team", "tier"]), MAP_VALUE, max_size=2)
+LABELS1 = st.dictionaries(st.sampled_from(["app", "team", "tier"]), MAP_VALUE, min_size=1, max_size=2)
 
 
 def _opt(d: J, key: str, strat: st.SearchStrategy[Any], draw: Any) -> None:
@@ -281,7 +283,7 @@ def alpha_dgd(draw: Any) -> J:
         "spec": spec,
     }
     if draw(st.booleans()):
-        obj["metadata"]["annotations"] = {"keep": "me"}
+        obj["metadata"]["annotations"] = {"keep": "me", "flag": ""}
     if draw(st.booleans()):
         obj["status"] = {
             "state": draw(st.sampled_from(["pending", "successful"])),
