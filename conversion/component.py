@@ -71,7 +71,7 @@ PROVIDER_OVERRIDE = Struct(
 )
 _ROLE = Struct((Field("providerOverride", Ptr(PROVIDER_OVERRIDE)),))
 _MULTINODE = Struct(
-    (Field("nodeCount", "int", False), Field("leader", Ptr(_ROLE)), Field("worker", Ptr(_ROLE)))
+    (Field("nodeCount", "int32", False), Field("leader", Ptr(_ROLE)), Field("worker", Ptr(_ROLE)))
 )
 _MODEL_REF = Struct((Field("name", "string", False), Field("revision", "string")))
 _TOPOLOGY = Struct((Field("packDomain", "string", False),))
@@ -86,10 +86,10 @@ _IDENTITY = Struct(
         Field("model", "string", False),
         Field("backendFramework", "string", False),
         Field("dynamoVersion", "string"),
-        Field("tensorParallelSize", "int"),
-        Field("pipelineParallelSize", "int"),
+        Field("tensorParallelSize", "int32"),
+        Field("pipelineParallelSize", "int32"),
         Field("dtype", "string"),
-        Field("maxModelLen", "int"),
+        Field("maxModelLen", "int32"),
         Field("extraParameters", "stringmap"),
     )
 )
@@ -127,7 +127,7 @@ def _gms(alpha: bool) -> Struct:
 
 
 def _failover(alpha: bool) -> Struct:
-    fields = [Field("mode", "string"), Field("numShadows", "int")]
+    fields = [Field("mode", "string"), Field("numShadows", "int32")]
     if alpha:
         fields.insert(0, Field("enabled", "bool", False))
     return Struct(tuple(fields))
@@ -209,8 +209,8 @@ ALPHA_SHARED = Struct(
         Field("extraPodSpec", Go("*" + EXTRA_POD_SPEC)),
         Field("livenessProbe", Go(PROBE)),
         Field("readinessProbe", Go(PROBE)),
-        Field("replicas", Ptr("int")),
-        Field("minAvailable", Ptr("int")),
+        Field("replicas", Ptr("int32")),
+        Field("minAvailable", Ptr("int32")),
         Field("multinode", Ptr(_MULTINODE)),
         Field("scalingAdapter", Ptr(Struct((Field("enabled", "bool"),)))),
         Field("eppConfig", Ptr(_EPP)),
@@ -229,11 +229,11 @@ REPLICA_STATUS_ALPHA = Struct(
         Field("componentName", "string", False),
         Field("componentNames", ListOf("string")),
         Field("runtimeNamespace", "string"),
-        Field("replicas", "int", False),
-        Field("updatedReplicas", "int", False),
-        Field("readyReplicas", Ptr("int")),
-        Field("availableReplicas", Ptr("int")),
-        Field("scheduledReplicas", Ptr("int")),
+        Field("replicas", "int32", False),
+        Field("updatedReplicas", "int32", False),
+        Field("readyReplicas", Ptr("int32")),
+        Field("availableReplicas", Ptr("int32")),
+        Field("scheduledReplicas", Ptr("int32")),
     )
 )
 
@@ -254,8 +254,8 @@ BETA_SHARED = Struct(
         Field("runtimeVersionOverride", "string"),
         Field("globalDynamoNamespace", "bool"),
         Field("podTemplate", Go("*" + POD_TEMPLATE)),
-        Field("replicas", Ptr("int")),
-        Field("minAvailable", Ptr("int")),
+        Field("replicas", Ptr("int32")),
+        Field("minAvailable", Ptr("int32")),
         Field("multinode", Ptr(_MULTINODE)),
         Field("sharedMemorySize", Ptr("quantity")),
         Field("modelRef", Ptr(_MODEL_REF)),

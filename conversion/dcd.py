@@ -51,7 +51,7 @@ ALPHA_SPEC = Struct((Field("backendFramework", "string"), *comp.ALPHA_SHARED.fie
 BETA_SPEC = Struct((Field("backendFramework", "string"), *comp.BETA_SHARED.fields))
 ALPHA_STATUS = Struct(
     (
-        Field("observedGeneration", "int"),
+        Field("observedGeneration", "int64"),
         Field("conditions", "list", False),
         Field("podSelector", "stringmap"),
         Field("service", Ptr(comp.REPLICA_STATUS_ALPHA)),

@@ -118,7 +118,7 @@ BETA_SPEC_LIVE = Struct(
 )
 ALPHA_STATUS = Struct(
     (
-        Field("observedGeneration", "int"),
+        Field("observedGeneration", "int64"),
         Field("state", "string", False),
         Field("conditions", "list"),
         Field("services", MapOf(comp.REPLICA_STATUS_ALPHA)),

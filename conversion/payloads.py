@@ -58,7 +58,8 @@ __all__ = [
     "write_spec_payload",
 ]
 
-# Scalar kinds: "string", "bool", "int", "float", "quantity", "any" (opaque JSON), "object"
+# Scalar kinds: "string", "bool", "int32", "int64", "int" (Go int: 64 bits), "float", "quantity",
+# "any" (opaque JSON), "object"
 # (a Kubernetes object kept opaque but required to be a JSON object), "list" (opaque list),
 # "stringmap" (map[string]string).
 Kind = Union[str, "Struct", "Ptr", "ListOf", "MapOf", "Go"]
@@ -163,10 +164,23 @@ def _decode_bool(value: Any, path: str) -> Any:
     return value
 
 
-def _decode_int(value: Any, path: str) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _mismatch(value, "int", path)
-    return value
+def _int_decoder(go_type: str, bits: int) -> Decoder:
+    """A Go integer of ``bits`` bits: only an integer literal in range decodes (Go reports
+    the literal: ``json: cannot unmarshal number 2147483648 into … of type int32``)."""
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def decode_int(value: Any, path: str) -> Any:
+        if type(value) is not int:
+            if type(value) is float:
+                raise GoTypeError(
+                    f"json: cannot unmarshal number {value!r} into Go struct field {path} of type {go_type}"
+                )
+            raise _mismatch(value, go_type, path)
+        if not lo <= value <= hi:
+            raise GoTypeError(f"json: cannot unmarshal number {value} into Go struct field {path} of type {go_type}")
+        return value
+
+    return decode_int
 
 
 def _decode_float(value: Any, path: str) -> Any:
@@ -214,7 +228,9 @@ _SCALARS: dict[str, Decoder] = {
     "any": _decode_any,
     "string": _decode_string,
     "bool": _decode_bool,
-    "int": _decode_int,
+    "int": _int_decoder("int", 64),
+    "int32": _int_decoder("int32", 32),
+    "int64": _int_decoder("int64", 64),
     "float": _decode_float,
     "quantity": _decode_quantity,
     "object": _decode_object,
@@ -222,7 +238,7 @@ _SCALARS: dict[str, Decoder] = {
     "stringmap": _decode_stringmap,
 }
 # JSON types that a scalar kind takes verbatim (the decoder is skipped for them).
-_VERBATIM: dict[str, type] = {"string": str, "bool": bool, "int": int, "object": dict, "list": list}
+_VERBATIM: dict[str, type] = {"string": str, "bool": bool, "object": dict, "list": list}
 
 
 def _decoder(kind: Kind) -> Decoder:

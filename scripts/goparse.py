@@ -253,8 +253,9 @@ class Modules:
     the standard library from GOROOT. Missing modules are downloaded with ``go mod download``
     and checked against the ``h1:`` hash pinned for them."""
 
-    def __init__(self, pins: dict[str, tuple[str, str]]) -> None:
+    def __init__(self, pins: dict[str, tuple[str, str]], local: dict[str, Path] | None = None) -> None:
         self.pins = pins  # module -> (version, h1 hash of the module zip)
+        self.local = local or {}  # module -> a source checkout of it
         self.cache = gomodcache()
         self._packages: dict[str, GoPackage] = {}
         self._names: dict[str, str] = {}
@@ -274,6 +275,9 @@ class Modules:
         return d
 
     def directory(self, import_path: str) -> Path:
+        for module, root in self.local.items():
+            if import_path == module or import_path.startswith(module + "/"):
+                return root / import_path[len(module) :].lstrip("/")
         best = max(
             (m for m in self.pins if import_path == m or import_path.startswith(m + "/")),
             key=len,
@@ -293,3 +297,22 @@ class Modules:
             self._packages[import_path] = pkg
             self._names[import_path] = pkg.name
         return pkg
+
+
+def pins_from_go_mod(module_dir: Path) -> tuple[str, dict[str, tuple[str, str]]]:
+    """(module path, module -> (version, h1 hash)) from a module's ``go.mod`` and ``go.sum``."""
+    go_mod = (module_dir / "go.mod").read_text()
+    m = re.search(r"^module\s+(\S+)", go_mod, re.M)
+    if m is None:
+        raise GoParseError(f"{module_dir}/go.mod has no module line")
+    sums: dict[tuple[str, str], str] = {}
+    for line in (module_dir / "go.sum").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and not parts[1].endswith("/go.mod"):
+            sums[(parts[0], parts[1])] = parts[2]
+    pins: dict[str, tuple[str, str]] = {}
+    for mod, version in re.findall(r"^\s*([\w./~-]+)\s+(v[\w.+-]+)(?:\s*//.*)?$", go_mod, re.M):
+        if (mod, version) in sums:
+            pins[mod] = (version, sums[(mod, version)])
+    return m.group(1), pins
+
