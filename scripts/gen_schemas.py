@@ -12,7 +12,9 @@ number the operator decodes into a sized Go type also gets ``f`` (that Go type: 
 ``int64``, ``int`` …; ``int32`` for an int-or-string, ``float32``) and ``g`` (what Go's decoder
 names the field in its error: the innermost Go struct and the JSON path from the root, with the
 Go names of embedded structs, e.g. ``DynamoComponentDeploymentSharedSpec.spec.components.replicas``).
-The checked-in skeletons are generated with it.
+A value the CRD keeps as preserve-unknown-fields but the operator decodes into a Go struct (the
+pod templates of a checkpoint job and of GPU-memory-service client pods) gets the skeleton of that
+Go type instead of ``x``. The checked-in skeletons are generated with ``--operator``.
 """
 
 from __future__ import annotations
@@ -74,14 +76,48 @@ class GoTypes:
         return self.gotypes.node(t.qualify(path, kind))
 
 
+def go_skeleton(node: Any, struct: str, path: list[str]) -> dict[str, Any]:
+    """The skeleton of a Go type itself, for a value the CRD leaves unchecked
+    (preserve-unknown-fields) but the operator decodes into a typed struct."""
+    from conversion import gotypes as g
+
+    while isinstance(node, g._Ptr):
+        node = node.elem
+    where = f"{struct}.{'.'.join(path)}"
+    if isinstance(node, g._Struct):
+        props = {name: go_skeleton(f.node, node.name, [*path, *f.via, name]) for name, f in node.fields.items()}
+        return {"t": "object", "p": props}
+    if isinstance(node, g._Slice):
+        return {"t": "array", "i": go_skeleton(node.elem, struct, path)}
+    if isinstance(node, g._Map):
+        return {"t": "object", "a": go_skeleton(node.elem, struct, path)}
+    if isinstance(node, g._Int):
+        return {"t": "integer", "f": node.display, "g": where}
+    if isinstance(node, g._Float):
+        return {"t": "number", **({"f": node.display, "g": where} if node.limit < float("inf") else {})}
+    if isinstance(node, g._IntOrString):
+        return {"t": "int-or-string", "f": "int32", "g": where}
+    if isinstance(node, g._Quantity):
+        return {"t": "int-or-string"}
+    if isinstance(node, g._Scalar) and node.json_type is bool:
+        return {"t": "boolean"}
+    if isinstance(node, g._Scalar | g._Time | g._Duration | g._Bytes):
+        return {"t": "string"}
+    return {"x": 1}
+
+
 def annotate(skel: dict[str, Any], crd: dict[str, Any], node: Any, struct: str, path: list[str]) -> None:
     """Add ``f``/``g`` to the number nodes of ``skel`` (walked together with its CRD schema
-    ``crd`` and the Go type ``node``; ``struct``/``path``: the error context Go keeps)."""
+    ``crd`` and the Go type ``node``; ``struct``/``path``: the error context Go keeps). A value
+    the CRD leaves unchecked but Go decodes into a struct gets the Go type's own skeleton."""
     from conversion import gotypes as g
 
     while isinstance(node, g._Ptr):
         node = node.elem
     if "x" in skel and not crd.get("x-kubernetes-int-or-string"):
+        if isinstance(node, g._Struct):
+            skel.clear()
+            skel.update(go_skeleton(node, struct, path))
         return
     where = f"{struct}.{'.'.join(path)}"
     if isinstance(node, g._Int) and skel.get("t") == "integer":

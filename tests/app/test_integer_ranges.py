@@ -83,6 +83,45 @@ def obj(api_version: str, kind: str, spec: Any, **extra: Any) -> dict[str, Any]:
             "json: cannot unmarshal number 1e+39 into Go struct field "
             "KvTransferPolicy.spec.experimental.kvTransferPolicy.preferredWeight of type float32",
         ),
+        # The CRD keeps these pod templates unchecked; the operator decodes them typed.
+        (
+            A1,
+            DGD,
+            {"services": {"w": {"checkpoint": {"job": {"podTemplate": {"spec": {"priority": 2**31}}}}}}},
+            {},
+            "json: cannot unmarshal number 2147483648 into Go struct field "
+            "PodSpec.spec.services.checkpoint.job.podTemplate.spec.priority of type int32",
+        ),
+        (
+            B1,
+            DGD,
+            {
+                "components": [
+                    {
+                        "name": "w",
+                        "experimental": {
+                            "gpuMemoryService": {
+                                "extraClientPods": [
+                                    {
+                                        "name": "p",
+                                        "podTemplate": {
+                                            "spec": {
+                                                "containers": [
+                                                    {"name": "m", "ports": [{"containerPort": 2**40}]}
+                                                ]
+                                            }
+                                        },
+                                    }
+                                ]
+                            }
+                        },
+                    }
+                ]
+            },
+            {},
+            "json: cannot unmarshal number 1099511627776 into Go struct field ContainerPort.spec.components"
+            ".experimental.gpuMemoryService.extraClientPods.podTemplate.spec.containers.ports.containerPort of type int32",
+        ),
         (
             B1,
             "DynamoGraphDeploymentRequest",
