@@ -1,10 +1,18 @@
 """Structural type check of Dynamo objects against the CRD schemas (compact skeletons in
-``app/schemas/``, derived from the operator's CRDs by ``scripts/gen_schemas.py``).
+``app/schemas/``, derived from the operator's CRDs and Go types by ``scripts/gen_schemas.py``).
 
 The operator decodes every object into typed structs, so a value of the wrong JSON type is a
 400 error naming the field. Here the check runs only when a handler could not process an
 object: it turns a failure deep inside the rules into a precise answer, at no cost to the
 common path.
+
+A number must also fit the Go type it decodes into (``int32``, ``int64``, ``int``,
+``float32`` … — the skeleton's ``f``): one that does not is refused with the operator's own
+decoder message, ``json: cannot unmarshal number 1180591620717411303424 into Go struct field
+DynamoComponentDeploymentSharedSpec.spec.components.replicas of type int32`` (``g`` holds the
+struct and field path Go prints). An int-or-string field takes an int32. The number is printed
+as it was parsed: an integer literal beyond 64 bits reaches this service as the nearest double
+(as the apiserver would re-send it), and is printed as that double's integer value.
 """
 
 from __future__ import annotations
@@ -18,15 +26,18 @@ Skeleton = dict[str, Any]
 
 class _Node:
     """A compiled skeleton node: the exact Python types a value may have (None: anything), and
-    the child nodes of its members or items. ``leaf`` nodes have no children to visit."""
+    the child nodes of its members or items. ``leaf`` nodes have no children to visit.
+    ``bounds``: the range of the Go number type the value decodes into (None: unchecked)."""
 
-    __slots__ = ("accepted", "expected", "extra", "integral", "items", "leaf", "props")
+    __slots__ = ("accepted", "bounds", "expected", "extra", "go", "integral", "items", "leaf", "props")
 
     def __init__(self, skel: Skeleton) -> None:
         expected = skel.get("t")
         self.expected: str = expected or ""
         self.accepted: frozenset[type] | None = None if "x" in skel or not expected else _ACCEPTED.get(expected)
         self.integral = expected == "integer"  # a float with an integral value also decodes into an int
+        self.bounds: tuple[float, float] | None = _BOUNDS.get(skel.get("f", ""))
+        self.go = (skel.get("g", ""), skel.get("f", ""))
         self.props: dict[str, _Node] | None = (
             {k: _Node(v) for k, v in skel["p"].items()} if "p" in skel and "x" not in skel else None
         )
@@ -45,6 +56,33 @@ _ACCEPTED: dict[str, frozenset[type]] = {
     "number": frozenset({int, float}),
     "int-or-string": frozenset({int, str}),
 }
+
+
+_FLOAT32_MAX = 3.4028234663852886e38
+# The range of each Go number type a skeleton names (Go's int is 64 bits wide).
+_BOUNDS: dict[str, tuple[float, float]] = {
+    **{f"int{b}": (-(2 ** (b - 1)), 2 ** (b - 1) - 1) for b in (8, 16, 32, 64)},
+    **{f"uint{b}": (0, 2**b - 1) for b in (8, 16, 32, 64)},
+    "int": (-(2**63), 2**63 - 1),
+    "uint": (0, 2**64 - 1),
+    "float32": (-_FLOAT32_MAX, _FLOAT32_MAX),
+}
+
+
+class _GoMessage(str):
+    """A complete message (Go's decoder text), not a problem to prefix with its path."""
+
+
+def _out_of_range(node: _Node, value: Any) -> _GoMessage | None:
+    bounds = node.bounds
+    if bounds is None or type(value) not in (int, float) or bounds[0] <= value <= bounds[1]:
+        return None
+    if node.integral and type(value) is float and value.is_integer() and abs(value) >= 2**63:
+        text = str(int(value))
+    else:
+        text = repr(value) if type(value) is float else str(value)
+    where, go_type = node.go
+    return _GoMessage(f"json: cannot unmarshal number {text} into Go struct field {where} of type {go_type}")
 
 
 @functools.cache
@@ -89,11 +127,18 @@ def _wrong(node: _Node, value: Any) -> bool:
     return not (node.integral and type(value) is float and value.is_integer())
 
 
+def _problem(node: _Node, value: Any) -> str | None:
+    if _wrong(node, value):
+        return f"expected {node.expected}, got {json_type(value)}"
+    return _out_of_range(node, value) if node.bounds is not None else None
+
+
 def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
     """None when ``value`` fits ``node``; else (reversed path segments, problem). Paths are only
     built on the way back from a failure, so a clean object costs no string work."""
-    if _wrong(node, value):
-        return [], f"expected {node.expected}, got {json_type(value)}"
+    problem = _problem(node, value)
+    if problem is not None:
+        return [], problem
     kind = type(value)
     if kind is dict:
         props, extra = node.props, node.extra
@@ -108,8 +153,10 @@ def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
                 if sub is None:
                     continue
             if sub.leaf:
-                if _wrong(sub, child):
-                    return [key], f"expected {sub.expected}, got {json_type(child)}"
+                if _wrong(sub, child) or sub.bounds is not None:
+                    problem = _problem(sub, child)
+                    if problem is not None:
+                        return [key], problem
                 continue
             found = _check(child, sub)
             if found is not None:
@@ -123,8 +170,10 @@ def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
             if child is None:
                 continue
             if items.leaf:
-                if _wrong(items, child):
-                    return [index], f"expected {items.expected}, got {json_type(child)}"
+                if _wrong(items, child) or items.bounds is not None:
+                    problem = _problem(items, child)
+                    if problem is not None:
+                        return [index], problem
                 continue
             found = _check(child, items)
             if found is not None:
@@ -135,8 +184,9 @@ def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
 
 def first_type_error(obj: Any, api_version: str, kind: str, root: str = "") -> str | None:
     """``<path>: expected <type>, got <type>`` for the first value (in document order) of the
-    wrong JSON type, or None (also when the kind/version has no known schema). ``null`` is
-    accepted anywhere, as the operator's decoder does."""
+    wrong JSON type, Go's decoder message for the first number that does not fit its Go type,
+    or None (also when the kind/version has no known schema). ``null`` is accepted anywhere, as
+    the operator's decoder does."""
     node = _compiled(api_version, kind)
     if node is None or obj is None:
         return None
@@ -144,6 +194,8 @@ def first_type_error(obj: Any, api_version: str, kind: str, root: str = "") -> s
     if found is None:
         return None
     segments, problem = found
+    if isinstance(problem, _GoMessage):
+        return str(problem)
     path = root
     for segment in reversed(segments):
         if isinstance(segment, int):

@@ -22,14 +22,21 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from conversion.payloads import Field, ListOf, MapOf, Ptr, Struct, decode_struct
+from conversion import gotypes
+from conversion.payloads import Field, Go, ListOf, MapOf, Ptr, Struct, decode_struct
 from conversion.podtemplate import (
+    CONTAINER,
+    CONTAINERS,
+    ENV_FROM_LIST,
+    ENV_LIST,
+    EXTRA_POD_SPEC,
     MAIN,
+    MOUNT,
+    OBJECT_META,
+    POD_TEMPLATE,
+    PROBE,
+    RESOURCES,
     SIDECAR_FRONTEND,
-    canon_container,
-    canon_pod_spec,
-    canon_pod_template,
-    clean_kube,
     container_has_only_name,
     container_is_empty,
     deep_copy,
@@ -39,9 +46,6 @@ from conversion.podtemplate import (
     merge_override,
     pod_spec_is_zero,
     pod_template_is_zero,
-    sem_absent,
-    sem_absent_except,
-    sem_eq,
 )
 from conversion.quantity import parse_quantity
 
@@ -67,24 +71,29 @@ PROVIDER_OVERRIDE = Struct(
 )
 _ROLE = Struct((Field("providerOverride", Ptr(PROVIDER_OVERRIDE)),))
 _MULTINODE = Struct(
-    (Field("nodeCount", "int", False), Field("leader", Ptr(_ROLE)), Field("worker", Ptr(_ROLE)))
+    (Field("nodeCount", "int32", False), Field("leader", Ptr(_ROLE)), Field("worker", Ptr(_ROLE)))
 )
 _MODEL_REF = Struct((Field("name", "string", False), Field("revision", "string")))
 _TOPOLOGY = Struct((Field("packDomain", "string", False),))
-_EPP = Struct((Field("configMapRef", Ptr("object")), Field("config", Ptr("object"))))
+_EPP = Struct(
+    (
+        Field("configMapRef", Go("*core/v1.ConfigMapKeySelector")),
+        Field("config", Go("*gie/apix/config/v1alpha1.EndpointPickerConfig")),
+    )
+)
 _IDENTITY = Struct(
     (
         Field("model", "string", False),
         Field("backendFramework", "string", False),
         Field("dynamoVersion", "string"),
-        Field("tensorParallelSize", "int"),
-        Field("pipelineParallelSize", "int"),
+        Field("tensorParallelSize", "int32"),
+        Field("pipelineParallelSize", "int32"),
         Field("dtype", "string"),
-        Field("maxModelLen", "int"),
+        Field("maxModelLen", "int32"),
         Field("extraParameters", "stringmap"),
     )
 )
-_CKPT_JOB = Struct((Field("gmsClientContainers", ListOf("string")), Field("podTemplate", Ptr("object"))))
+_CKPT_JOB = Struct((Field("gmsClientContainers", ListOf("string")), Field("podTemplate", Go("*" + POD_TEMPLATE))))
 
 
 def _checkpoint(enabled_omitempty: bool) -> Struct:
@@ -102,7 +111,7 @@ def _checkpoint(enabled_omitempty: bool) -> Struct:
     )
 
 
-_GMS_POD = Struct((Field("name", "string", False), Field("podTemplate", "object", False)))
+_GMS_POD = Struct((Field("name", "string", False), Field("podTemplate", Go(POD_TEMPLATE), False)))
 
 
 def _gms(alpha: bool) -> Struct:
@@ -118,7 +127,7 @@ def _gms(alpha: bool) -> Struct:
 
 
 def _failover(alpha: bool) -> Struct:
-    fields = [Field("mode", "string"), Field("numShadows", "int")]
+    fields = [Field("mode", "string"), Field("numShadows", "int32")]
     if alpha:
         fields.insert(0, Field("enabled", "bool", False))
     return Struct(tuple(fields))
@@ -134,15 +143,19 @@ _RESOURCE_ITEM = Struct(
     )
 )
 _RESOURCES = Struct(
-    (Field("requests", Ptr(_RESOURCE_ITEM)), Field("limits", Ptr(_RESOURCE_ITEM)), Field("claims", "list"))
+    (
+        Field("requests", Ptr(_RESOURCE_ITEM)),
+        Field("limits", Ptr(_RESOURCE_ITEM)),
+        Field("claims", Go("[]core/v1.ResourceClaim")),
+    )
 )
 _AUTOSCALING = Struct(
     (
         Field("enabled", "bool"),
         Field("minReplicas", "int"),
         Field("maxReplicas", "int"),
-        Field("behavior", Ptr("object")),
-        Field("metrics", "list"),
+        Field("behavior", Go("*autoscaling/v2.HorizontalPodAutoscalerBehavior")),
+        Field("metrics", Go("[]autoscaling/v2.MetricSpec")),
     )
 )
 _INGRESS = Struct(
@@ -169,7 +182,7 @@ _FRONTEND_SIDECAR = Struct(
         Field("image", "string", False),
         Field("args", ListOf("string")),
         Field("envFromSecret", Ptr("string")),
-        Field("envs", "list"),
+        Field("envs", Go(ENV_LIST)),
     )
 )
 
@@ -186,18 +199,18 @@ ALPHA_SHARED = Struct(
         Field("globalDynamoNamespace", "bool"),
         Field("resources", Ptr(_RESOURCES)),
         Field("autoscaling", Ptr(_AUTOSCALING)),
-        Field("envs", "list"),
+        Field("envs", Go(ENV_LIST)),
         Field("envFromSecret", Ptr("string")),
         Field("volumeMounts", ListOf(_VOLUME_MOUNT)),
         Field("ingress", Ptr(_INGRESS)),
         Field("modelRef", Ptr(_MODEL_REF)),
         Field("sharedMemory", Ptr(_SHARED_MEMORY)),
         Field("extraPodMetadata", Ptr(_EXTRA_POD_METADATA)),
-        Field("extraPodSpec", Ptr("object")),
-        Field("livenessProbe", Ptr("object")),
-        Field("readinessProbe", Ptr("object")),
-        Field("replicas", Ptr("int")),
-        Field("minAvailable", Ptr("int")),
+        Field("extraPodSpec", Go("*" + EXTRA_POD_SPEC)),
+        Field("livenessProbe", Go(PROBE)),
+        Field("readinessProbe", Go(PROBE)),
+        Field("replicas", Ptr("int32")),
+        Field("minAvailable", Ptr("int32")),
         Field("multinode", Ptr(_MULTINODE)),
         Field("scalingAdapter", Ptr(Struct((Field("enabled", "bool"),)))),
         Field("eppConfig", Ptr(_EPP)),
@@ -216,11 +229,11 @@ REPLICA_STATUS_ALPHA = Struct(
         Field("componentName", "string", False),
         Field("componentNames", ListOf("string")),
         Field("runtimeNamespace", "string"),
-        Field("replicas", "int", False),
-        Field("updatedReplicas", "int", False),
-        Field("readyReplicas", Ptr("int")),
-        Field("availableReplicas", Ptr("int")),
-        Field("scheduledReplicas", Ptr("int")),
+        Field("replicas", "int32", False),
+        Field("updatedReplicas", "int32", False),
+        Field("readyReplicas", Ptr("int32")),
+        Field("availableReplicas", Ptr("int32")),
+        Field("scheduledReplicas", Ptr("int32")),
     )
 )
 
@@ -240,9 +253,9 @@ BETA_SHARED = Struct(
         Field("type", "string"),
         Field("runtimeVersionOverride", "string"),
         Field("globalDynamoNamespace", "bool"),
-        Field("podTemplate", Ptr("object")),
-        Field("replicas", Ptr("int")),
-        Field("minAvailable", Ptr("int")),
+        Field("podTemplate", Go("*" + POD_TEMPLATE)),
+        Field("replicas", Ptr("int32")),
+        Field("minAvailable", Ptr("int32")),
         Field("multinode", Ptr(_MULTINODE)),
         Field("sharedMemorySize", Ptr("quantity")),
         Field("modelRef", Ptr(_MODEL_REF)),
@@ -261,96 +274,14 @@ BETA_SHARED = Struct(
 __all__ += ["MapOf"]
 
 
-def _canon_common(out: J) -> None:
-    """Kubernetes values inside a typed view, as Go re-serialises them."""
-    for k in ("envs", "livenessProbe", "readinessProbe"):
-        if k in out:
-            out[k] = clean_kube(out[k], k)
-    fs = out.get("frontendSidecar")
-    if fs is not None and "envs" in fs:
-        fs["envs"] = clean_kube(fs["envs"], "envs")
-    epp = out.get("eppConfig")
-    if epp is not None and "config" in epp:
-        epp["config"] = _epp_config(epp["config"])
-    gms = out.get("gpuMemoryService") or (out.get("experimental") or {}).get("gpuMemoryService")
-    for pod in (gms or {}).get("extraClientPods") or ():
-        if isinstance(pod, dict) and "podTemplate" in pod:
-            pod["podTemplate"] = canon_pod_template(pod["podTemplate"])
-    ckpt = out.get("checkpoint") or (out.get("experimental") or {}).get("checkpoint")
-    job = (ckpt or {}).get("job")
-    if job is not None and "podTemplate" in job:
-        job["podTemplate"] = canon_pod_template(job["podTemplate"])
-
-
-def _epp_config(cfg: Any) -> Any:
-    """``EndpointPickerConfig`` as Go re-serialises it (non-omitempty fields written)."""
-    if not isinstance(cfg, dict):
-        return cfg
-    out: J = {}
-    for k in ("apiVersion", "kind"):
-        if cfg.get(k):
-            out[k] = cfg[k]
-    if cfg.get("featureGates"):
-        out["featureGates"] = deep_copy(cfg["featureGates"])
-    plugins = cfg.get("plugins")
-    out["plugins"] = (
-        None
-        if plugins is None
-        else [
-            {
-                "name": p.get("name", ""),
-                "type": p.get("type", ""),
-                "parameters": deep_copy(p.get("parameters")),
-            }
-            for p in plugins
-            if isinstance(p, dict)
-        ]
-    )
-    profiles = cfg.get("schedulingProfiles")
-    out["schedulingProfiles"] = (
-        None
-        if profiles is None
-        else [
-            {
-                "name": sp.get("name", ""),
-                "plugins": None
-                if sp.get("plugins") is None
-                else [
-                    {"pluginRef": x.get("pluginRef", ""), "weight": x.get("weight")} for x in sp["plugins"]
-                ],
-            }
-            for sp in profiles
-            if isinstance(sp, dict)
-        ]
-    )
-    if cfg.get("saturationDetector") is not None:
-        out["saturationDetector"] = deep_copy(cfg["saturationDetector"])
-    return out
-
-
 def canon_alpha_shared(spec: J) -> J:
-    """Typed view of an α shared spec (quantities inside Kubernetes objects canonical)."""
-    out = decode_struct(spec, ALPHA_SHARED)
-    _canon_common(out)
-    eps = out.get("extraPodSpec")
-    if eps is not None:
-        eps = canon_pod_spec(eps)
-        mc = eps.get("mainContainer")
-        if isinstance(mc, dict):
-            eps["mainContainer"] = canon_container(mc)
-        elif mc is None:
-            eps.pop("mainContainer", None)
-        out["extraPodSpec"] = eps
-    return out
+    """Typed view of an α shared spec."""
+    return decode_struct(spec, ALPHA_SHARED)
 
 
 def canon_beta_shared(spec: J) -> J:
-    """Typed view of a β shared spec (pod template quantities canonical)."""
-    out = decode_struct(spec, BETA_SHARED)
-    _canon_common(out)
-    if "podTemplate" in out:
-        out["podTemplate"] = canon_pod_template(out["podTemplate"])
-    return out
+    """Typed view of a β shared spec."""
+    return decode_struct(spec, BETA_SHARED)
 
 
 # --- small conversions --------------------------------------------------------------------------
@@ -558,7 +489,7 @@ def _should_restore_preserved_resources(dst: J | None, preserved: J | None) -> b
         return False
     assert preserved is not None
     cur = resources_to_native(dst) if dst is not None else {}
-    return sem_eq(cur, resources_to_native(preserved))
+    return gotypes.equal(RESOURCES, cur, resources_to_native(preserved))
 
 
 # --- shared memory ------------------------------------------------------------------------------
@@ -609,12 +540,17 @@ def _eps_is_zero(eps: J | None) -> bool:
     if eps is None:
         return True
     # The inline PodSpec part is zero when every field but mainContainer is absent.
-    return sem_absent_except(eps, "mainContainer") and container_is_empty(_eps_main(eps))
+    return gotypes.is_zero(EXTRA_POD_SPEC, eps, skip="mainContainer") and container_is_empty(_eps_main(eps))
 
 
 def _eps_only_preserves_main_name(eps: J | None) -> bool:
     main = _eps_main(eps)
-    if eps is None or main is None or not main.get("name") or not sem_absent_except(eps, "mainContainer"):
+    if (
+        eps is None
+        or main is None
+        or not main.get("name")
+        or not gotypes.is_zero(EXTRA_POD_SPEC, eps, skip="mainContainer")
+    ):
         return False
     return container_is_empty(main)
 
@@ -942,7 +878,7 @@ def _main_origins_need_save(src: J) -> bool:
     return bool(
         main.get("name")
         or main.get("env")
-        or not sem_eq(main.get("resources") or {}, {})
+        or not gotypes.is_zero(RESOURCES, main.get("resources"))
         or main.get("volumeMounts")
         or main.get("livenessProbe") is not None
         or main.get("readinessProbe") is not None
@@ -962,7 +898,7 @@ def _save_main_origins(src: J, save: J) -> None:
         if "envFromSecret" in src:
             save["envFromSecret"] = src["envFromSecret"]
         _set_or_pop(_ensure_main(save), "envFrom", main.get("envFrom"))
-    if src.get("resources") is not None or not sem_eq(main.get("resources") or {}, {}):
+    if src.get("resources") is not None or not gotypes.is_zero(RESOURCES, main.get("resources")):
         _set_or_pop(save, "resources", src.get("resources"))
         _ensure_main(save)["resources"] = main.get("resources") or {}
     if src.get("volumeMounts") or main.get("volumeMounts"):
@@ -1582,7 +1518,7 @@ def _restore_env_from_secret(dst: J, p: J, main_present: bool) -> None:
     main = _eps_main(dst.get("extraPodSpec"))
     if main is None:
         return
-    if not sem_eq(main.get("envFrom"), [{"secretRef": {"name": secret}}]):
+    if not gotypes.equal(ENV_FROM_LIST, main.get("envFrom"), [{"secretRef": {"name": secret}}]):
         return
     dst["envFromSecret"] = secret
     main.pop("envFrom", None)
@@ -1594,13 +1530,13 @@ def _restore_main_origins(dst: J, p: J, main_present: bool) -> None:
         return
     cur = _semantic_main(dst)
     psem = _semantic_main(p)
-    if sem_eq(cur.get("env"), psem.get("env")) and (p.get("envs") or pmain.get("env")):
+    if gotypes.equal(ENV_LIST, cur.get("env"), psem.get("env")) and (p.get("envs") or pmain.get("env")):
         _set_or_pop(dst, "envs", deep_copy(p.get("envs")))
         _set_or_pop(_ensure_main(dst), "env", deep_copy(pmain.get("env")))
-    if sem_eq(cur.get("envFrom"), psem.get("envFrom")) and "envFromSecret" in p:
+    if gotypes.equal(ENV_FROM_LIST, cur.get("envFrom"), psem.get("envFrom")) and "envFromSecret" in p:
         dst["envFromSecret"] = p["envFromSecret"]
-    if sem_eq(cur.get("resources"), psem.get("resources")) and (
-        p.get("resources") is not None or not sem_eq(pmain.get("resources") or {}, {})
+    if gotypes.equal(RESOURCES, cur.get("resources"), psem.get("resources")) and (
+        p.get("resources") is not None or not gotypes.is_zero(RESOURCES, pmain.get("resources"))
     ):
         _set_or_pop(dst, "resources", deep_copy(p.get("resources")))
         _ensure_main(dst)["resources"] = deep_copy(pmain.get("resources") or {})
@@ -1619,7 +1555,7 @@ def _restore_main_origins(dst: J, p: J, main_present: bool) -> None:
         )
         _set_or_pop(_ensure_main(dst), "volumeMounts", deep_copy(pmain.get("volumeMounts")) or None)
     for probe in ("livenessProbe", "readinessProbe"):
-        if sem_eq(cur.get(probe), psem.get(probe)) and (
+        if gotypes.equal(PROBE, cur.get(probe), psem.get(probe)) and (
             p.get(probe) is not None or pmain.get(probe) is not None
         ):
             _set_or_pop(dst, probe, deep_copy(p.get(probe)))
@@ -1712,7 +1648,8 @@ def _names(tpl: J | None) -> list[str]:
 
 def _sparse_pod_template(src: J, projected: J | None, frontend: str) -> J | None:
     src_meta = src.get("metadata") or {}
-    needs_meta = any(not sem_absent(v) for k, v in src_meta.items() if k not in ("labels", "annotations"))
+    other_meta = {k: v for k, v in src_meta.items() if k not in ("labels", "annotations")}
+    needs_meta = not gotypes.is_zero(OBJECT_META, other_meta)
     src_containers = _tpl_containers(src)
     proj_containers = _tpl_containers(projected)
     src_has_main = has_container(src_containers, MAIN)
@@ -1728,7 +1665,7 @@ def _sparse_pod_template(src: J, projected: J | None, frontend: str) -> J | None
     if projected is None:
         fields_differ = len(src_containers) > 0
     else:
-        fields_differ = not sem_eq(src_containers, proj_containers)
+        fields_differ = not gotypes.equal(CONTAINERS, src_containers, proj_containers)
     if not (
         needs_meta
         or needs_generated_main
@@ -1786,12 +1723,12 @@ def _generated_main_key_needs_save(c: J, pc: J | None) -> bool:
 
 def _save_container_fields(saved: J, c: J, pc: J) -> None:
     if c.get("name", "") != MAIN:
-        if not sem_eq(c, pc):
+        if not gotypes.equal(CONTAINER, c, pc):
             saved.clear()
             saved.update(c)
             for k in ("image", "args", "env"):
                 saved.pop(k, None)
-            if sem_eq(c.get("envFrom"), pc.get("envFrom")):
+            if gotypes.equal(ENV_FROM_LIST, c.get("envFrom"), pc.get("envFrom")):
                 saved.pop("envFrom", None)
         return
     mounts = c.get("volumeMounts")
@@ -1801,7 +1738,7 @@ def _save_container_fields(saved: J, c: J, pc: J) -> None:
     for m in mounts:
         sm: J = {"name": m.get("name", ""), "mountPath": m.get("mountPath", "")}
         pm = _find_preserved_mount(pc.get("volumeMounts"), m)
-        if pm is None or not sem_eq(m, pm):
+        if pm is None or not gotypes.equal(MOUNT, m, pm):
             sm = m
         out.append(sm)
     saved["volumeMounts"] = out

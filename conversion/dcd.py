@@ -17,6 +17,7 @@ from conversion.dgd import (
     replica_status_to_hub,
     restore_replica,
     should_restore_replica,
+    status_conditions,
 )
 from conversion.errors import ConversionError
 from conversion.payloads import (
@@ -26,6 +27,7 @@ from conversion.payloads import (
     Struct,
     apply_epp_records,
     decode_root,
+    encode,
     get_annotation,
     has_annotation,
     read_spec_payload,
@@ -49,7 +51,7 @@ ALPHA_SPEC = Struct((Field("backendFramework", "string"), *comp.ALPHA_SHARED.fie
 BETA_SPEC = Struct((Field("backendFramework", "string"), *comp.BETA_SHARED.fields))
 ALPHA_STATUS = Struct(
     (
-        Field("observedGeneration", "int"),
+        Field("observedGeneration", "int64"),
         Field("conditions", "list", False),
         Field("podSelector", "stringmap"),
         Field("service", Ptr(comp.REPLICA_STATUS_ALPHA)),
@@ -133,16 +135,21 @@ def alpha_to_beta(obj: J) -> J:
     if status.get("observedGeneration"):
         dst_status["observedGeneration"] = status["observedGeneration"]
     if status.get("conditions"):
-        dst_status["conditions"] = deep_copy(status["conditions"])
+        dst_status["conditions"] = status_conditions(status["conditions"])
     if svc is not None:
         dst_status["component"] = replica_status_to_hub(svc)
 
     if save_spec:
         records = [{"path": EMPTY_SERVICE_NAME_PATH, "nil": True}] if empty_name else None
-        set_annotation(meta, ANN_SPEC, write_spec_payload(save, records))
+        set_annotation(meta, ANN_SPEC, write_spec_payload(encode(save, ALPHA_SPEC), records))
     if status_save:
         set_annotation(meta, ANN_STATUS, write_json_payload(status_save))
-    out: J = {"apiVersion": "nvidia.com/v1beta1", "kind": obj.get("kind"), "metadata": meta, "spec": spec}
+    out: J = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": obj.get("kind"),
+        "metadata": meta,
+        "spec": encode(spec, BETA_SPEC),
+    }
     if dst_status:
         out["status"] = dst_status
     return out
@@ -180,7 +187,7 @@ def beta_to_alpha(obj: J) -> J:
     if src_status.get("observedGeneration"):
         dst_status["observedGeneration"] = src_status["observedGeneration"]
     if src_status.get("conditions"):
-        dst_status["conditions"] = deep_copy(src_status["conditions"])
+        dst_status["conditions"] = status_conditions(src_status["conditions"])
     if src_status.get("component") is not None:
         dst_status["service"] = replica_status_from_hub(src_status["component"])
 
@@ -205,10 +212,10 @@ def beta_to_alpha(obj: J) -> J:
         or (not spoke_origin and shared.get("podTemplate") is not None)
     ):
         hub_save["name"] = live_name
-        set_annotation(meta, ANN_SPEC, write_spec_payload(hub_save))
+        set_annotation(meta, ANN_SPEC, write_spec_payload(encode(hub_save, BETA_SPEC)))
     out: J = {"apiVersion": "nvidia.com/v1alpha1", "kind": obj.get("kind"), "metadata": meta}
     if spec:
-        out["spec"] = spec
+        out["spec"] = encode(spec, ALPHA_SPEC)
     if dst_status:
         out["status"] = dst_status
     return out

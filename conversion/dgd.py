@@ -10,9 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from conversion import component as comp
+from conversion import gotypes
 from conversion.errors import ConversionError
 from conversion.payloads import (
     Field,
+    Go,
     GoTypeError,
     ListOf,
     MapOf,
@@ -20,6 +22,7 @@ from conversion.payloads import (
     Struct,
     apply_epp_records,
     decode_root,
+    encode,
     get_annotation,
     has_annotation,
     read_spec_payload,
@@ -29,20 +32,24 @@ from conversion.payloads import (
     write_json_payload,
     write_spec_payload,
 )
-from conversion.podtemplate import clean_kube, deep_copy
+from conversion.podtemplate import ENV_LIST, deep_copy
 
 __all__ = [
     "ALPHA_STATUS",
+    "CONDITIONS",
     "alpha_to_beta",
     "beta_to_alpha",
     "replica_status_from_hub",
     "replica_status_to_hub",
+    "status_conditions",
 ]
 
 J = dict[str, Any]
 
 ANN_SPEC = "nvidia.com/dgd-spec"
 ANN_STATUS = "nvidia.com/dgd-status"
+CONDITIONS = "[]meta/v1.Condition"
+TIME = "*meta/v1.Time"
 
 _KV = Struct(
     (
@@ -83,7 +90,7 @@ ALPHA_SPEC = Struct(
         *_COMMON,
         Field("pvcs", ListOf(_PVC)),
         Field("services", MapOf(Ptr(comp.ALPHA_SHARED))),
-        Field("envs", "list"),
+        Field("envs", Go(ENV_LIST)),
         Field(
             "topologyConstraint",
             Ptr(Struct((Field("topologyProfile", "string", False), Field("packDomain", "string")))),
@@ -99,7 +106,7 @@ BETA_SPEC = Struct(
     (
         *_COMMON,
         Field("components", ListOf(comp.BETA_SHARED)),
-        Field("env", "list"),
+        Field("env", Go(ENV_LIST)),
         Field(
             "topologyConstraint",
             Ptr(Struct((Field("clusterTopologyName", "string", False), Field("packDomain", "string")))),
@@ -111,7 +118,7 @@ BETA_SPEC_LIVE = Struct(
 )
 ALPHA_STATUS = Struct(
     (
-        Field("observedGeneration", "int"),
+        Field("observedGeneration", "int64"),
         Field("state", "string", False),
         Field("conditions", "list"),
         Field("services", MapOf(comp.REPLICA_STATUS_ALPHA)),
@@ -209,7 +216,7 @@ def _status_common(src: J, dst: J) -> None:
             pl["state"] = p["state"]
         dst["placement"] = pl
     if src.get("conditions"):
-        dst["conditions"] = deep_copy(src["conditions"])
+        dst["conditions"] = status_conditions(src["conditions"])
     if src.get("restart") is not None:
         r = src["restart"]
         dst["restart"] = {k: deep_copy(r[k]) for k in ("observedID", "phase", "inProgress") if r.get(k)}
@@ -224,11 +231,26 @@ def _status_common(src: J, dst: J) -> None:
         }
 
 
+def _go(expr: str, value: Any) -> Any:
+    """A Kubernetes-typed status value as Go writes it back (times in UTC, whole seconds)."""
+    try:
+        return gotypes.view(expr, value)
+    except GoTypeError as exc:
+        raise ConversionError(str(exc)) from exc
+
+
+def status_conditions(conditions: Any) -> Any:
+    """``[]metav1.Condition`` as Go writes it back."""
+    return _go(CONDITIONS, conditions)
+
+
 def _rolling(src: J, from_key: str, to_key: str) -> J:
     out: J = {}
-    for k in ("phase", "startTime", "endTime"):
+    if src.get("phase"):
+        out["phase"] = src["phase"]
+    for k in ("startTime", "endTime"):
         if src.get(k):
-            out[k] = src[k]
+            out[k] = _go(TIME, src[k])
     if src.get(from_key):
         out[to_key] = list(src[from_key])
     return out
@@ -334,7 +356,7 @@ def alpha_to_beta(obj: J) -> J:
             src["topologyConstraint"], "topologyProfile", "clusterTopologyName"
         )
     if src.get("envs"):
-        dst["env"] = clean_kube(src["envs"], "envs")
+        dst["env"] = deep_copy(src["envs"])
     save: J = {}
     if src.get("pvcs"):
         save["pvcs"] = deep_copy(src["pvcs"])
@@ -389,12 +411,12 @@ def alpha_to_beta(obj: J) -> J:
     dst_status = _status_to_hub(status)
 
     if save:
-        set_annotation(meta, ANN_SPEC, write_spec_payload(save))
+        set_annotation(meta, ANN_SPEC, write_spec_payload(encode(save, ALPHA_SPEC)))
     if status_save:
         set_annotation(meta, ANN_STATUS, write_json_payload(status_save))
     out: J = {"apiVersion": "nvidia.com/v1beta1", "kind": obj.get("kind"), "metadata": meta}
     if dst:
-        out["spec"] = dst
+        out["spec"] = encode(dst, BETA_SPEC)
     if dst_status:
         out["status"] = dst_status
     return out
@@ -442,7 +464,7 @@ def beta_to_alpha(obj: J) -> J:
             src["topologyConstraint"], "clusterTopologyName", "topologyProfile"
         )
     if src.get("env"):
-        dst["envs"] = clean_kube(src["env"], "env")
+        dst["envs"] = deep_copy(src["env"])
 
     hub_save: J = {}
     saved_services = (restored_spec or {}).get("services") or {}
@@ -501,10 +523,10 @@ def beta_to_alpha(obj: J) -> J:
                 restore_replica(s, sv)
 
     if hub_save:
-        set_annotation(meta, ANN_SPEC, write_spec_payload(hub_save))
+        set_annotation(meta, ANN_SPEC, write_spec_payload(encode(hub_save, BETA_SPEC)))
     out: J = {"apiVersion": "nvidia.com/v1alpha1", "kind": obj.get("kind"), "metadata": meta}
     if dst:
-        out["spec"] = dst
+        out["spec"] = encode(dst, ALPHA_SPEC)
     if dst_status:
         out["status"] = dst_status
     return out

@@ -47,6 +47,7 @@ from conversion.dgdr_gotypes import (
     read_status_payload,
 )
 from conversion.errors import ConversionError
+from conversion.gotypes import json_kind
 from conversion.payloads import scrub, set_annotation
 
 __all__ = ["alpha_to_beta", "beta_to_alpha"]
@@ -270,18 +271,6 @@ def _go_int32(v: float) -> int:
     return -(1 << 31)
 
 
-def _json_kind(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int | float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    return "object"
-
-
 def _spec_to_beta(src: Obj, restored: Obj | None, save: Obj) -> Obj:
     dst: Obj = {}
     if "model" in src:
@@ -304,7 +293,7 @@ def _spec_to_beta(src: Obj, restored: Obj | None, save: Obj) -> Obj:
         if not isinstance(raw, dict):
             raise ConversionError(
                 "failed to parse ProfilingConfig.Config: json: cannot unmarshal "
-                f"{_json_kind(raw)} into Go value of type map[string]interface {{}}"
+                f"{json_kind(raw)} into Go value of type map[string]interface {{}}"
             )
         try:
             blob = go_float_tree(raw)

@@ -18,9 +18,11 @@ objects instead of per-field code:
   ``containers[].resources``), cascading upwards.
 
 Kubernetes types (``batchv1.JobSpec``, ``corev1.PodSpec``, ``corev1.Container``…) are modelled
-only as far as conversion looks into them; their other fields pass through as cleaned JSON
-(``null`` removed, as a Go decode would). Quantities are re-serialised canonically and
-``metav1.Time`` values as RFC 3339 UTC seconds, as Go marshals them.
+here only as far as conversion looks into them; every other field of theirs takes the Go type
+of the generated table (:mod:`conversion.gotypes`): unknown keys dropped, ``omitempty`` zero
+values (``readOnly: false``, ``hostNetwork: false``…) left out, pointers to empty structs kept.
+Quantities are re-serialised canonically and ``metav1.Time`` values as RFC 3339 UTC seconds, as
+Go marshals them.
 
 Decoded values are fresh dicts and lists: nothing returned here aliases the input.
 """
@@ -35,6 +37,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from conversion import gotypes
+from conversion.gotypes import json_kind
 from conversion.quantity import canonical
 
 __all__ = [
@@ -68,15 +72,6 @@ def jcopy(v: Any) -> Any:
         return {k: jcopy(x) for k, x in v.items()}
     if isinstance(v, list):
         return [jcopy(x) for x in v]
-    return v
-
-
-def _clean(v: Any) -> Any:
-    """Copy a JSON value of a Kubernetes-typed field, dropping ``null`` object members."""
-    if isinstance(v, dict):
-        return {k: _clean(x) for k, x in v.items() if x is not None}
-    if isinstance(v, list):
-        return [_clean(x) for x in v]
     return v
 
 
@@ -168,7 +163,7 @@ class _Str(GoType):
 
     def decode(self, v: Any, fold: bool, strict: bool) -> Any:
         if not isinstance(v, str):
-            raise Mismatch(f"cannot unmarshal {_json_kind(v)} into Go value of type string")
+            raise Mismatch(f"cannot unmarshal {json_kind(v)} into Go value of type string")
         return v
 
     def zero(self, v: Any) -> bool:
@@ -181,7 +176,7 @@ class _Bool(GoType):
 
     def decode(self, v: Any, fold: bool, strict: bool) -> Any:
         if not isinstance(v, bool):
-            raise Mismatch(f"cannot unmarshal {_json_kind(v)} into Go value of type bool")
+            raise Mismatch(f"cannot unmarshal {json_kind(v)} into Go value of type bool")
         return v
 
     def zero(self, v: Any) -> bool:
@@ -199,7 +194,7 @@ class _Int(GoType):
         # A JSON number with a fraction or an exponent never decodes into a Go integer.
         lim = 1 << (self.bits - 1)
         if isinstance(v, bool) or not isinstance(v, int) or not -lim <= v < lim:
-            raise Mismatch(f"cannot unmarshal {_json_kind(v)} into Go value of type int{self.bits}")
+            raise Mismatch(f"cannot unmarshal {json_kind(v)} into Go value of type int{self.bits}")
         return v
 
     def zero(self, v: Any) -> bool:
@@ -212,7 +207,7 @@ class _Float(GoType):
 
     def decode(self, v: Any, fold: bool, strict: bool) -> Any:
         if isinstance(v, bool) or not isinstance(v, int | float):
-            raise Mismatch(f"cannot unmarshal {_json_kind(v)} into Go value of type float64")
+            raise Mismatch(f"cannot unmarshal {json_kind(v)} into Go value of type float64")
         try:
             f = float(v)
         except OverflowError as e:
@@ -234,7 +229,7 @@ class _Quantity(GoType):
 
     def decode(self, v: Any, fold: bool, strict: bool) -> Any:
         if isinstance(v, bool) or not isinstance(v, str | int | float):
-            raise Mismatch(f"cannot unmarshal {_json_kind(v)} into Go value of type resource.Quantity")
+            raise Mismatch(f"cannot unmarshal {json_kind(v)} into Go value of type resource.Quantity")
         try:
             return canonical(v)
         except ValueError as e:
@@ -250,7 +245,7 @@ class _Time(GoType):
 
     def decode(self, v: Any, fold: bool, strict: bool) -> Any:
         if not isinstance(v, str):
-            raise Mismatch(f"cannot unmarshal {_json_kind(v)} into Go value of type metav1.Time")
+            raise Mismatch(f"cannot unmarshal {json_kind(v)} into Go value of type metav1.Time")
         return go_time(v)
 
     def zero(self, v: Any) -> bool:
@@ -264,7 +259,7 @@ class _Bytes(GoType):
 
     def decode(self, v: Any, fold: bool, strict: bool) -> Any:
         if not isinstance(v, str):
-            raise Mismatch(f"cannot unmarshal {_json_kind(v)} into Go value of type []uint8")
+            raise Mismatch(f"cannot unmarshal {json_kind(v)} into Go value of type []uint8")
         try:
             base64.b64decode(v, validate=True)
         except (binascii.Error, ValueError) as e:
@@ -291,22 +286,24 @@ class _Raw(GoType):
 
 
 class _K8s(GoType):
-    """An unmodelled Kubernetes-typed value: ``null`` members dropped, otherwise kept.
+    """A Kubernetes type of the generated table (``conversion.gotypes``): its typed view."""
 
-    Zero test: only ``null`` and an empty list count as zero (a present ``{}`` is most often a
-    pointer struct such as ``emptyDir: {}``, and scalars are kept as given).
-    """
+    __slots__ = ("expr",)
 
-    __slots__ = ()
+    def __init__(self, expr: str) -> None:
+        self.expr = expr
 
     def decode(self, v: Any, fold: bool, strict: bool) -> Any:
-        return _clean(v)
+        try:
+            return gotypes.view(self.expr, v)
+        except gotypes.GoTypeError as e:
+            raise Mismatch(str(e)) from e
 
     def encode(self, v: Any, strip: bool) -> Any:
-        return jcopy(v)
+        return gotypes.view(self.expr, v)
 
     def zero(self, v: Any) -> bool:
-        return v is None or v == []
+        return gotypes.is_zero(self.expr, v)
 
 
 class Map(GoType):
@@ -317,7 +314,7 @@ class Map(GoType):
 
     def decode(self, v: Any, fold: bool, strict: bool) -> Any:
         if not isinstance(v, dict):
-            raise Mismatch(f"cannot unmarshal {_json_kind(v)} into Go value of type map")
+            raise Mismatch(f"cannot unmarshal {json_kind(v)} into Go value of type map")
         elem = self.elem
         out: dict[str, Any] = {}
         for k, x in v.items():
@@ -347,7 +344,7 @@ class List(GoType):
 
     def decode(self, v: Any, fold: bool, strict: bool) -> Any:
         if not isinstance(v, list):
-            raise Mismatch(f"cannot unmarshal {_json_kind(v)} into Go value of type slice")
+            raise Mismatch(f"cannot unmarshal {json_kind(v)} into Go value of type slice")
         elem = self.elem
         out: list[Any] = []
         for x in v:
@@ -388,7 +385,9 @@ class F:
         self.omitempty = omitempty
         self.ptr = ptr
         self.value_struct = isinstance(type_, Struct) and not ptr
-        container = isinstance(type_, Map | List | _Raw | _K8s)
+        container = isinstance(type_, Map | List | _Raw) or (
+            isinstance(type_, _K8s) and type_.expr.startswith(("*", "[]", "map["))
+        )
         self.nullable = ptr or container
         self.keep = ptr or container or isinstance(type_, Struct)
         self.omit_zero = omitempty and not self.value_struct and not ptr
@@ -399,20 +398,31 @@ _MISSING = object()
 
 
 class Struct(GoType):
-    """A Go struct. ``open`` keeps unknown keys (unmodelled fields of a Kubernetes type)."""
+    """A Go struct. ``go`` names the Kubernetes type (``conversion.gotypes``) whose other
+    fields an object may hold besides the modelled ones."""
 
-    __slots__ = ("always", "fields", "folded", "open")
+    __slots__ = ("always", "fields", "folded", "go")
 
-    def __init__(self, fields: list[F], open: bool = False) -> None:
+    def __init__(self, fields: list[F], go: str | None = None) -> None:
         self.fields = {f.name: f for f in fields}
         self.folded = {f.name.lower(): f for f in fields}
         #: fields Go writes even when unset: non-omitempty ones and value-typed structs
         self.always = [f for f in fields if not f.omitempty or f.value_struct]
-        self.open = open
+        self.go = go
+
+    def _member(self, k: str, x: Any, strict: bool) -> tuple[str, Any] | None:
+        if self.go is None:
+            return None
+        try:
+            return gotypes.member_view(self.go, k, x)
+        except gotypes.GoTypeError as e:
+            if strict:
+                raise Mismatch(str(e)) from e
+            return None
 
     def decode(self, v: Any, fold: bool, strict: bool) -> Any:
         if not isinstance(v, dict):
-            raise Mismatch(f"cannot unmarshal {_json_kind(v)} into Go struct")
+            raise Mismatch(f"cannot unmarshal {json_kind(v)} into Go struct")
         out: dict[str, Any] = {}
         fields = self.fields
         for k, x in v.items():
@@ -420,8 +430,9 @@ class Struct(GoType):
             if f is None and fold:
                 f = self.folded.get(k.lower())
             if f is None:
-                if self.open and x is not None:
-                    out[k] = _clean(x)
+                member = self._member(k, x, strict)
+                if member is not None:
+                    out[member[0]] = member[1]
                 continue
             name = f.name
             if x is None:
@@ -447,8 +458,9 @@ class Struct(GoType):
         for k, x in v.items():
             f = fields.get(k)
             if f is None:
-                if self.open:
-                    out[k] = jcopy(x)
+                member = self._member(k, x, False)
+                if member is not None:
+                    out[member[0]] = member[1]
                 continue
             if f.omit_zero and f.type.zero(x):
                 continue
@@ -475,25 +487,11 @@ class Struct(GoType):
         for k, x in v.items():
             f = fields.get(k)
             if f is None:
-                if not _K8S.zero(x):
+                if self.go is not None and not gotypes.member_is_zero(self.go, k, x):
                     return False
             elif f.ptr or not f.type.zero(x):
                 return False
         return True
-
-
-def _json_kind(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int | float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return "null"
 
 
 STR = _Str()
@@ -505,11 +503,13 @@ QTY = _Quantity()
 TIME = _Time()
 BYTES = _Bytes()
 RAW = _Raw()
-_K8S = _K8s()
 
 # ----------------------------------------------------------------- Kubernetes subset
 
-RESOURCES = Struct([F("limits", Map(QTY)), F("requests", Map(QTY)), F("claims", List(_K8S))])
+RESOURCES = Struct(
+    [F("limits", Map(QTY)), F("requests", Map(QTY)), F("claims", _K8s("[]core/v1.ResourceClaim"))],
+    go="core/v1.ResourceRequirements",
+)
 TOLERATION = Struct(
     [
         F("key", STR),
@@ -519,22 +519,25 @@ TOLERATION = Struct(
         F("tolerationSeconds", INT64, ptr=True),
     ]
 )
-CONTAINER = Struct([F("name", STR, omitempty=False), F("resources", RESOURCES)], open=True)
+CONTAINER = Struct([F("name", STR, omitempty=False), F("resources", RESOURCES)], go="core/v1.Container")
 _POD_SPEC = Struct(
     [
         F("initContainers", List(CONTAINER)),
         F("containers", List(CONTAINER), omitempty=False),
-        F("ephemeralContainers", List(CONTAINER)),
+        F(
+            "ephemeralContainers",
+            List(Struct([F("name", STR, omitempty=False), F("resources", RESOURCES)], go="core/v1.EphemeralContainer")),
+        ),
         F("nodeSelector", Map(STR)),
         F("tolerations", List(TOLERATION)),
         F("overhead", Map(QTY)),
         F("resources", RESOURCES, ptr=True),
     ],
-    open=True,
+    go="core/v1.PodSpec",
 )
-_OBJECT_META = Struct([], open=True)
+_OBJECT_META = Struct([], go="meta/v1.ObjectMeta")
 _POD_TEMPLATE = Struct([F("metadata", _OBJECT_META), F("spec", _POD_SPEC)])
-JOB_SPEC = Struct([F("template", _POD_TEMPLATE, omitempty=False)], open=True)
+JOB_SPEC = Struct([F("template", _POD_TEMPLATE, omitempty=False)], go="batch/v1.JobSpec")
 _CONDITION = Struct(
     [
         F("type", STR, omitempty=False),

@@ -9,24 +9,36 @@ Decoding mirrors Go ``encoding/json`` into the upstream typed structs: unknown k
 keys match case-insensitively, JSON ``null`` leaves a field at its zero value, and any type
 mismatch fails the whole decode (a spec payload is then absent; a DGD/DCD status payload is an
 error). The :class:`Struct` schemas describe those typed structs; :func:`decode` returns the
-"typed view" of a value: omitempty zero values dropped, quantities canonical.
+"typed view" of a value: omitempty zero values dropped, quantities canonical. A :class:`Go`
+field holds a Kubernetes type of the generated tables and decodes to its
+:func:`conversion.gotypes.view`.
+
+:func:`encode` is the way back, as Go's ``json.Marshal`` writes a typed value: an ``omitempty``
+field whose value is empty — ``""``, ``0``, ``false``, and also an empty list or map, which the
+typed view keeps to tell it from an absent one — is left out, and Kubernetes values are written
+through their Go types (``readOnly: false`` and ``resources: {claims: []}`` disappear, a pointer
+to an empty struct stays). Converted objects and every payload go through it.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
 import orjson
 
+from conversion import gotypes
 from conversion.errors import ConversionError
+from conversion.gotypes import GoTypeError, json_kind
 from conversion.quantity import canonical
 
 __all__ = [
     "Field",
+    "Go",
     "GoTypeError",
     "ListOf",
     "MapOf",
@@ -35,6 +47,7 @@ __all__ = [
     "apply_epp_records",
     "decode",
     "delete_annotation",
+    "encode",
     "get_annotation",
     "has_annotation",
     "read_spec_payload",
@@ -45,14 +58,11 @@ __all__ = [
     "write_spec_payload",
 ]
 
-# Scalar kinds: "string", "bool", "int", "float", "quantity", "any" (opaque JSON), "object"
+# Scalar kinds: "string", "bool", "int32", "int64", "int" (Go int: 64 bits), "float", "quantity",
+# "any" (opaque JSON), "object"
 # (a Kubernetes object kept opaque but required to be a JSON object), "list" (opaque list),
 # "stringmap" (map[string]string).
-Kind = Union[str, "Struct", "Ptr", "ListOf", "MapOf"]
-
-
-class GoTypeError(ValueError):
-    """A JSON value does not fit the Go type it is decoded into."""
+Kind = Union[str, "Struct", "Ptr", "ListOf", "MapOf", "Go"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,7 @@ class Struct:
         init=False, repr=False, compare=False
     )
     decoder: Callable[[Any, str], Any] = field(init=False, repr=False, compare=False)
+    encoder: Callable[[Any], Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_name", {f.name: f for f in self.fields})
@@ -79,6 +90,7 @@ class Struct:
         fields_decoder, decoder = _compile_struct(self)
         object.__setattr__(self, "fields_decoder", fields_decoder)
         object.__setattr__(self, "decoder", decoder)
+        object.__setattr__(self, "encoder", _compile_struct_encoder(self))
 
 
 @dataclass(frozen=True)
@@ -96,22 +108,15 @@ class MapOf:
     elem: Kind
 
 
-def _type_name(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    return "object"
+@dataclass(frozen=True)
+class Go:
+    """A Go type of the generated tables (``"*core/v1.Probe"``, ``"[]core/v1.EnvVar"`` …)."""
+
+    type: str
 
 
 def _mismatch(v: Any, want: str, path: str) -> GoTypeError:
-    return GoTypeError(f"json: cannot unmarshal {_type_name(v)} into Go struct field {path} of type {want}")
+    return GoTypeError(f"json: cannot unmarshal {json_kind(v)} into Go struct field {path} of type {want}")
 
 
 Decoder = Callable[[Any, str], Any]
@@ -159,10 +164,23 @@ def _decode_bool(value: Any, path: str) -> Any:
     return value
 
 
-def _decode_int(value: Any, path: str) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _mismatch(value, "int", path)
-    return value
+def _int_decoder(go_type: str, bits: int) -> Decoder:
+    """A Go integer of ``bits`` bits: only an integer literal in range decodes (Go reports
+    the literal: ``json: cannot unmarshal number 2147483648 into … of type int32``)."""
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def decode_int(value: Any, path: str) -> Any:
+        if type(value) is not int:
+            if type(value) is float:
+                raise GoTypeError(
+                    f"json: cannot unmarshal number {value!r} into Go struct field {path} of type {go_type}"
+                )
+            raise _mismatch(value, go_type, path)
+        if not lo <= value <= hi:
+            raise GoTypeError(f"json: cannot unmarshal number {value} into Go struct field {path} of type {go_type}")
+        return value
+
+    return decode_int
 
 
 def _decode_float(value: Any, path: str) -> Any:
@@ -210,7 +228,9 @@ _SCALARS: dict[str, Decoder] = {
     "any": _decode_any,
     "string": _decode_string,
     "bool": _decode_bool,
-    "int": _decode_int,
+    "int": _int_decoder("int", 64),
+    "int32": _int_decoder("int32", 32),
+    "int64": _int_decoder("int64", 64),
     "float": _decode_float,
     "quantity": _decode_quantity,
     "object": _decode_object,
@@ -218,7 +238,7 @@ _SCALARS: dict[str, Decoder] = {
     "stringmap": _decode_stringmap,
 }
 # JSON types that a scalar kind takes verbatim (the decoder is skipped for them).
-_VERBATIM: dict[str, type] = {"string": str, "bool": bool, "int": int, "object": dict, "list": list}
+_VERBATIM: dict[str, type] = {"string": str, "bool": bool, "object": dict, "list": list}
 
 
 def _decoder(kind: Kind) -> Decoder:
@@ -231,6 +251,13 @@ def _decoder(kind: Kind) -> Decoder:
         return _decoder(kind.elem)
     if isinstance(kind, Struct):
         return kind.decoder
+    if isinstance(kind, Go):
+        view = _go_view(kind)
+
+        def decode_go(value: Any, path: str) -> Any:
+            return view(value)
+
+        return decode_go
     elem = _decoder(kind.elem)
     if isinstance(kind, ListOf):
 
@@ -254,8 +281,8 @@ def _entry(f: Field) -> _Entry:
     base = kind.elem if isinstance(kind, Ptr) else kind
     verbatim = _VERBATIM.get(base) if isinstance(base, str) else None
     # Collections keep the nil/empty distinction (an empty list or map is present);
-    # omitempty scalars at their zero value are absent.
-    drop_zero = f.omitempty and not isinstance(kind, (Ptr, Struct))
+    # omitempty scalars at their zero value are absent (Kubernetes types: see gotypes.view).
+    drop_zero = f.omitempty and not isinstance(kind, (Ptr, Struct, Go))
     return f.name, _decoder(kind), verbatim, drop_zero
 
 
@@ -295,6 +322,83 @@ def _compile_struct(schema: Struct) -> tuple[Callable[[Mapping[str, Any]], dict[
         return fields_decoder(value)
 
     return fields_decoder, decoder
+
+
+# --- encoding -----------------------------------------------------------------------------------
+
+
+Encoder = Callable[[Any], Any]
+
+
+def encode(value: Any, kind: Kind) -> Any:
+    """``value`` (a typed view, possibly edited) as Go's ``json.Marshal`` writes it, minus the
+    zero values it writes for non-``omitempty`` fields the view does not hold."""
+    if value is None:
+        return None
+    enc = _encoder(kind)
+    return value if enc is None else enc(value)
+
+
+def _go_view(kind: Go) -> Encoder:
+    """A Kubernetes-typed value decodes and encodes alike: to its typed view."""
+    return functools.partial(gotypes.view, kind.type)
+
+
+def _encoder(kind: Kind) -> Encoder | None:
+    """The encoder of ``kind`` (None: a value is written as it is)."""
+    while isinstance(kind, Ptr):
+        kind = kind.elem
+    if isinstance(kind, Struct | Go):
+        return kind.encoder if isinstance(kind, Struct) else _go_view(kind)
+    if isinstance(kind, str):
+        return None
+    elem = _encoder(kind.elem)
+    if elem is None:
+        return None
+    if isinstance(kind, ListOf):
+
+        def encode_list(value: Any) -> Any:
+            if type(value) is not list:
+                return value
+            return [None if v is None else elem(v) for v in value]
+
+        return encode_list
+
+    def encode_map(value: Any) -> Any:
+        if type(value) is not dict:
+            return value
+        return {k: None if v is None else elem(v) for k, v in value.items()}
+
+    return encode_map
+
+
+def _compile_struct_encoder(schema: Struct) -> Encoder:
+    # (omitempty applies: the field is not a pointer, a struct or a Kubernetes pointer type,
+    #  encoder or None)
+    table: dict[str, tuple[bool, Encoder | None]] = {}
+    for f in schema.fields:
+        k = f.kind
+        go_pointer = isinstance(k, Go) and k.type.startswith("*")
+        table[f.name] = (f.omitempty and not isinstance(k, (Ptr, Struct)) and not go_pointer, _encoder(k))
+
+    def encode_struct(value: Any) -> Any:
+        if type(value) is not dict:
+            return value
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            e = table.get(k)
+            if e is None:
+                out[k] = v
+                continue
+            if v is None:
+                continue
+            omit, enc = e
+            if omit and (v is False or v == "" or v == [] or v == {} or (type(v) in (int, float) and v == 0)):
+                continue
+            out[k] = v if enc is None else enc(v)
+        return out
+
+    return encode_struct
 
 
 # --- annotations ------------------------------------------------------------------------------

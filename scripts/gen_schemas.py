@@ -1,22 +1,40 @@
-"""Derive the compact type skeletons in app/schemas/ from the operator's CRD manifests.
+"""Derive the compact type skeletons in app/schemas/ from the operator's CRD manifests and Go types.
 
-    .venv/bin/python scripts/gen_schemas.py path/to/nvidia.com_*.yaml
+    .venv/bin/python scripts/gen_schemas.py --operator path/to/deploy/operator path/to/nvidia.com_*.yaml
 
 A skeleton keeps only what a JSON type check needs: ``t`` (type), ``p`` (properties),
 ``i`` (items), ``a`` (additionalProperties), ``x`` (unchecked: preserve-unknown-fields or
 int-or-string). Descriptions, validations and defaults are dropped.
+
+With ``--operator`` (a checkout of ``deploy/operator`` at the pinned commit: its ``api/`` Go
+types, its ``go.mod``/``go.sum`` for the modules they use, read from the Go module cache) every
+number the operator decodes into a sized Go type also gets ``f`` (that Go type: ``int32``,
+``int64``, ``int`` …; ``int32`` for an int-or-string, ``float32``) and ``g`` (what Go's decoder
+names the field in its error: the innermost Go struct and the JSON path from the root, with the
+Go names of embedded structs, e.g. ``DynamoComponentDeploymentSharedSpec.spec.components.replicas``).
+A value the CRD keeps as preserve-unknown-fields but the operator decodes into a Go struct (the
+pod templates of a checkpoint job and of GPU-memory-service client pods) gets the skeleton of that
+Go type instead of ``x``. The checked-in skeletons are generated with ``--operator``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+
 OUT = Path(__file__).resolve().parents[1] / "app" / "schemas"
+
+# Go types with their own JSON decoding in the Dynamo API beyond the generated tables' own.
+EXTRA_SPECIAL = {"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1.JSON": "raw"}
 
 
 def skeleton(node: dict[str, Any]) -> dict[str, Any]:
@@ -36,16 +54,108 @@ def skeleton(node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def main(paths: list[str]) -> None:
+class GoTypes:
+    """The Go types of the operator's API packages, compiled by :mod:`conversion.gotypes`."""
+
+    def __init__(self, operator: Path) -> None:
+        import gen_gotypes
+        from goparse import Modules, pins_from_go_mod
+
+        from conversion import gotypes
+
+        self.gotypes = gotypes
+        self.module, pins = pins_from_go_mod(operator)
+        gen_gotypes.SPECIAL.update(EXTRA_SPECIAL)
+        self.tables = gen_gotypes.Tables(Modules(pins, {self.module: operator}))
+
+    def root(self, version: str, kind: str) -> Any:
+        path = f"{self.module}/api/{version}"
+        t = self.tables
+        t.add_roots([(path, kind)])
+        self.gotypes.register(SimpleNamespace(STRUCTS=t.structs, NAMED=t.named, SPECIAL=t.special, PACKAGES=t.packages))
+        return self.gotypes.node(t.qualify(path, kind))
+
+
+def go_skeleton(node: Any, struct: str, path: list[str]) -> dict[str, Any]:
+    """The skeleton of a Go type itself, for a value the CRD leaves unchecked
+    (preserve-unknown-fields) but the operator decodes into a typed struct."""
+    from conversion import gotypes as g
+
+    while isinstance(node, g._Ptr):
+        node = node.elem
+    where = f"{struct}.{'.'.join(path)}"
+    if isinstance(node, g._Struct):
+        props = {name: go_skeleton(f.node, node.name, [*path, *f.via, name]) for name, f in node.fields.items()}
+        return {"t": "object", "p": props}
+    if isinstance(node, g._Slice):
+        return {"t": "array", "i": go_skeleton(node.elem, struct, path)}
+    if isinstance(node, g._Map):
+        return {"t": "object", "a": go_skeleton(node.elem, struct, path)}
+    if isinstance(node, g._Int):
+        return {"t": "integer", "f": node.display, "g": where}
+    if isinstance(node, g._Float):
+        return {"t": "number", **({"f": node.display, "g": where} if node.limit < float("inf") else {})}
+    if isinstance(node, g._IntOrString):
+        return {"t": "int-or-string", "f": "int32", "g": where}
+    if isinstance(node, g._Quantity):
+        return {"t": "int-or-string"}
+    if isinstance(node, g._Scalar) and node.json_type is bool:
+        return {"t": "boolean"}
+    if isinstance(node, g._Scalar | g._Time | g._Duration | g._Bytes):
+        return {"t": "string"}
+    return {"x": 1}
+
+
+def annotate(skel: dict[str, Any], crd: dict[str, Any], node: Any, struct: str, path: list[str]) -> None:
+    """Add ``f``/``g`` to the number nodes of ``skel`` (walked together with its CRD schema
+    ``crd`` and the Go type ``node``; ``struct``/``path``: the error context Go keeps). A value
+    the CRD leaves unchecked but Go decodes into a struct gets the Go type's own skeleton."""
+    from conversion import gotypes as g
+
+    while isinstance(node, g._Ptr):
+        node = node.elem
+    if "x" in skel and not crd.get("x-kubernetes-int-or-string"):
+        if isinstance(node, g._Struct):
+            skel.clear()
+            skel.update(go_skeleton(node, struct, path))
+        return
+    where = f"{struct}.{'.'.join(path)}"
+    if isinstance(node, g._Int) and skel.get("t") == "integer":
+        skel.update(f=node.display, g=where)
+    elif isinstance(node, g._IntOrString) and skel.get("t") == "int-or-string":
+        skel.update(f="int32", g=where)
+    elif isinstance(node, g._Float) and skel.get("t") == "number" and node.limit < float("inf"):
+        skel.update(f=node.display, g=where)
+    elif isinstance(node, g._Struct):
+        for name, sub in (skel.get("p") or {}).items():
+            f = node.fields.get(name)
+            if f is not None:
+                annotate(sub, crd["properties"][name], f.node, node.name, [*path, *f.via, f.name])
+    elif isinstance(node, g._Slice) and "i" in skel:
+        annotate(skel["i"], crd["items"], node.elem, struct, path)
+    elif isinstance(node, g._Map) and "a" in skel:
+        annotate(skel["a"], crd["additionalProperties"], node.elem, struct, path)
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--operator", type=Path, help="deploy/operator of the pinned operator checkout")
+    parser.add_argument("crds", nargs="+")
+    args = parser.parse_args(argv)
+    go = GoTypes(args.operator) if args.operator else None
     OUT.mkdir(parents=True, exist_ok=True)
-    for path in paths:
+    for path in args.crds:
         crd = yaml.safe_load(Path(path).read_text())
         kind = crd["spec"]["names"]["kind"]
         group = crd["spec"]["group"]
         for version in crd["spec"]["versions"]:
             schema = version["schema"]["openAPIV3Schema"]
+            skel = skeleton(schema)
+            if go is not None:
+                root = go.root(version["name"], kind)
+                annotate(skel, schema, root, root.name, [])
             target = OUT / f"{group}_{version['name']}_{kind}.json"
-            target.write_text(json.dumps(skeleton(schema), separators=(",", ":"), sort_keys=True) + "\n")
+            target.write_text(json.dumps(skel, separators=(",", ":"), sort_keys=True) + "\n")
             print(f"{target.relative_to(OUT.parent.parent)}: {target.stat().st_size} bytes")
 
 

@@ -1,9 +1,27 @@
-"""Provider overrides (DGD-S1..S6, SH-23, DGD-U17): Grove-native patches on DGD components."""
+"""Provider overrides (DGD-S1..S6, SH-23, DGD-U17): Grove-native patches on DGD components.
+
+DGD-S5 checks an override ``value`` in three steps, as ``provideroverride.ValidateValue`` does:
+it must be a JSON object; it must decode into the Grove Go type of its target (``PodCliqueSet``,
+``PodCliqueTemplateSpec`` or ``PodCliqueScalingGroupConfig`` of Grove's ``operator/api`` at the
+version the operator requires, table :mod:`validation.gotypes_grove`); then every key outside the
+delegated subtree is Dynamo-owned. A failed decode is the only error reported:
+``….value: Invalid value: null: does not match the registered <Target> schema: <Go's decoder
+text>``.
+
+Upstream quirks reproduced: the typed decode is plain ``encoding/json``, not a strict decode —
+unknown fields are ignored (they are caught by the ownership check outside the delegated
+subtree, and accepted inside it, so a newer Grove field survives) and field names match
+case-insensitively; the first type mismatch in document order is reported, unless a field
+with its own decoder (a quantity, a time, a duration, an int-or-string) fails, which wins; an
+integer written with a fraction or an exponent (``1.0``) does not decode into an integer field.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from conversion import gotypes
+from validation import gotypes_grove
 from validation.errors import FieldError, Path, forbidden, go_quote, invalid, not_supported, required
 from validation.objects import (
     ANN_WORKLOAD_PROVIDER,
@@ -28,6 +46,14 @@ SCOPE_WORKER: Final = "multinode.worker"
 
 _OWNERSHIP: Final = "is Dynamo-owned or not enabled for provider override"
 _MISSING: Final = object()
+
+gotypes.register(gotypes_grove)
+# The Grove Go type each target's value decodes into (validateKnownGroveShape).
+_GROVE_TYPES: Final = {
+    TARGET_PCS: "grove/core/v1alpha1.PodCliqueSet",
+    TARGET_PCLQ_TEMPLATE: "grove/core/v1alpha1.PodCliqueTemplateSpec",
+    TARGET_PCSG_CONFIG: "grove/core/v1alpha1.PodCliqueScalingGroupConfig",
+}
 
 
 def expected_target(
@@ -55,18 +81,6 @@ def expected_target(
     return "", f"unsupported provider override scope {go_quote(scope)}"
 
 
-def _json_type_name(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    return "object"
-
-
 def _decode_object(raw: Any, path: str) -> tuple[JSON | None, tuple[str, str] | None]:
     """``decodeObject``: the object, or a (path, detail) error."""
     if raw is _MISSING or raw is None:
@@ -76,7 +90,7 @@ def _decode_object(raw: Any, path: str) -> tuple[JSON | None, tuple[str, str] | 
         return raw, None
     return None, (
         path,
-        f"must be a JSON object: json: cannot unmarshal {_json_type_name(raw)} "
+        f"must be a JSON object: json: cannot unmarshal {gotypes.json_kind(raw)} "
         "into Go value of type map[string]json.RawMessage",
     )
 
@@ -106,16 +120,25 @@ def _topology_owner(root: JSON, path: str) -> list[tuple[str, str, bool]]:
     return errs
 
 
-def validate_value(target: str, raw: Any) -> list[tuple[str, str, bool]]:
-    """``provideroverride.ValidateValue``: (dotted path, detail, ownership violation).
+def _known_grove_shape(target: str, value: JSON) -> str | None:
+    """``validateKnownGroveShape``: the error detail when the value does not decode into the
+    Grove type of ``target`` (None for a target without one)."""
+    grove_type = _GROVE_TYPES.get(target)
+    if grove_type is None:
+        return None
+    err = gotypes.decode_error(grove_type, value)
+    return None if err is None else f"does not match the registered {target} schema: {err}"
 
-    The typed decode into the Grove API types (``validateKnownGroveShape``) is not
-    reproduced: values that are JSON objects at every delegated level pass it here.
-    """
+
+def validate_value(target: str, raw: Any) -> list[tuple[str, str, bool]]:
+    """``provideroverride.ValidateValue``: (dotted path, detail, ownership violation)."""
     root, err = _decode_object(raw, "")
     if err is not None:
         return [(err[0], err[1], False)]
     assert root is not None
+    shape = _known_grove_shape(target, root)
+    if shape is not None:
+        return [("", shape, False)]
     if target == TARGET_PCS:
         errs = _reject_unknown(root, "", "spec")
         spec, e = _required_object(root, "spec", "spec")

@@ -6,6 +6,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conversion.podtemplate import container_is_empty
+
 J = dict[str, Any]
 
 ALPHA = "nvidia.com/v1alpha1"
@@ -17,8 +19,10 @@ CANON_QTY = st.sampled_from(["1", "2", "500m", "1Gi", "16Gi", "100Mi", "8", "0",
 ANY_QTY = st.one_of(
     CANON_QTY, st.sampled_from(["1000m", "1024Mi", "0.5", "1.5Gi", "1e3", "2000", "+1", "bogus"])
 )
-LABELS = st.dictionaries(st.sampled_from(["app", "team", "tier"]), SMALL, max_size=2)
-LABELS1 = st.dictionaries(st.sampled_from(["app", "team", "tier"]), SMALL, min_size=1, max_size=2)
+# Map values include "": Go keeps every entry of a map[string]string, a marker included.
+MAP_VALUE = st.one_of(st.just(""), SMALL)
+LABELS = st.dictionaries(st.sampled_from(["app", "team", "tier"]), MAP_VALUE, max_size=2)
+LABELS1 = st.dictionaries(st.sampled_from(["app", "team", "tier"]), MAP_VALUE, min_size=1, max_size=2)
 
 
 def _opt(d: J, key: str, strat: st.SearchStrategy[Any], draw: Any) -> None:
@@ -58,7 +62,8 @@ NATIVE_MOUNT = st.fixed_dictionaries(
         "name": st.sampled_from(["cache", "models", "shm"]),
         "mountPath": st.sampled_from(["/cache", "/models", "/dev/shm"]),
     },
-    optional={"readOnly": st.just(True)},
+    # readOnly: false is a Go zero value that the Go types drop (omitempty)
+    optional={"readOnly": st.booleans()},
 )
 
 
@@ -78,6 +83,10 @@ def container(draw: Any, name: st.SearchStrategy[str]) -> J:
     )
     _opt(c, "readinessProbe", PROBE, draw)
     _opt(c, "securityContext", st.fixed_dictionaries({"runAsUser": st.integers(0, 2)}), draw)
+    # Go zero values: dropped (omitempty) or kept (a pointer to a zero value)
+    _opt(c, "stdin", st.booleans(), draw)
+    _opt(c, "ports", st.just([{"containerPort": 8000, "hostPort": 0}]), draw)
+    _opt(c, "lifecycle", st.just({}), draw)
     return c
 
 
@@ -119,12 +128,14 @@ def alpha_component(draw: Any, name: str | None = None) -> J:
     if name is not None and draw(st.booleans()):
         s["serviceName"] = name + "-svc"
     _opt(s, "replicas", st.integers(0, 4), draw)
-    _opt(s, "envs", ENVS1, draw)
+    _opt(s, "envs", st.one_of(ENVS1, st.just([])), draw)
     _opt(s, "envFromSecret", st.sampled_from(["", "hf", "token"]), draw)
     _opt(
         s,
         "resources",
-        st.fixed_dictionaries({}, optional={"requests": ALPHA_ITEM, "limits": ALPHA_ITEM}),
+        st.fixed_dictionaries(
+            {}, optional={"requests": ALPHA_ITEM, "limits": ALPHA_ITEM, "claims": st.just([])}
+        ),
         draw,
     )
     _opt(
@@ -150,6 +161,8 @@ def alpha_component(draw: Any, name: str | None = None) -> J:
     if draw(st.booleans()):
         eps: J = {}
         _opt(eps, "nodeSelector", LABELS1, draw)
+        _opt(eps, "affinity", st.just({}), draw)
+        _opt(eps, "hostNetwork", st.booleans(), draw)
         _opt(
             eps,
             "containers",
@@ -172,8 +185,9 @@ def alpha_component(draw: Any, name: str | None = None) -> J:
             if secret and mc.get("envFrom") == [{"secretRef": {"name": secret}}]:
                 # Upstream drops a mainContainer envFrom that repeats envFromSecret.
                 mc["envFrom"] = [{"secretRef": {"name": secret + "-other"}}]
-            if not (set(mc) - {"name"}):
-                # An empty mainContainer is dropped upstream (not representable).
+            if container_is_empty(mc):
+                # An empty mainContainer (Go zero values only) is dropped upstream (not
+                # representable).
                 mc["image"] = "img:main"
             eps["mainContainer"] = mc
         s["extraPodSpec"] = eps
@@ -281,7 +295,7 @@ def alpha_dgd(draw: Any) -> J:
         "spec": spec,
     }
     if draw(st.booleans()):
-        obj["metadata"]["annotations"] = {"keep": "me"}
+        obj["metadata"]["annotations"] = {"keep": "me", "flag": ""}
     if draw(st.booleans()):
         obj["status"] = {
             "state": draw(st.sampled_from(["pending", "successful"])),
@@ -358,6 +372,8 @@ def beta_component(draw: Any, name: str) -> J:
         if containers:
             spec["containers"] = containers
         _opt(spec, "nodeSelector", LABELS1, draw)
+        _opt(spec, "affinity", st.just({}), draw)
+        _opt(spec, "hostNetwork", st.booleans(), draw)
         if spec:
             tpl["spec"] = spec
         c["podTemplate"] = tpl

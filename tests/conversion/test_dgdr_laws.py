@@ -73,7 +73,8 @@ def r_int32(r: Random) -> int:
 
 
 def r_labels(r: Random) -> dict[str, str]:
-    return {r_name(r): r_name(r) for _ in range(r.randint(1, 2))}
+    # Map values include "": Go keeps every entry of a map[string]string, a marker included.
+    return {r_name(r): "" if _p(r, 0.3) else r_name(r) for _ in range(r.randint(1, 2))}
 
 
 def r_scalar(r: Random) -> Any:

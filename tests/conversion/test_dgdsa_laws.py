@@ -32,8 +32,8 @@ times = st.builds(
 metadata = st.fixed_dictionaries(
     {"name": names, "namespace": names},
     optional={
-        "labels": st.dictionaries(names, names, max_size=2),
-        "annotations": st.dictionaries(names, names, max_size=2),
+        "labels": st.dictionaries(names, names | st.just(""), max_size=2),
+        "annotations": st.dictionaries(names, names | st.just(""), max_size=2),
         "uid": names,
         "resourceVersion": st.integers(1, 999).map(str),
     },

@@ -11,15 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conversion import component as comp
+from conversion import gotypes
 from conversion.payloads import Field, GoTypeError, ListOf, MapOf, Ptr, Struct, decode, decode_struct
 from conversion.podtemplate import (
+    CONTAINER,
     MAIN,
+    RESOURCES,
     container_is_empty,
     deep_copy,
     merge_override,
-    sem,
-    sem_absent,
-    sem_absent_except,
 )
 from tests.conversion.strategies import alpha_component, container
 
@@ -38,17 +38,26 @@ LAW = settings(max_examples=300, deadline=None, suppress_health_check=[HealthChe
 
 
 @LAW
-@given(JSON)
-def test_sem_absent_is_absent_normal_form(v: Any) -> None:
-    n = sem(v)
-    assert sem_absent(v) == (n is None or n == "" or n == [] or n == {})
+@given(container(st.sampled_from(["main", "", "side"])))
+def test_typed_view_is_idempotent_and_semantically_equal(c: J) -> None:
+    typed = gotypes.view(CONTAINER, c)
+    assert gotypes.view(CONTAINER, typed) == typed
+    assert gotypes.equal(CONTAINER, c, typed)
+    assert gotypes.is_zero(CONTAINER, typed, skip="name") == container_is_empty(c)
+
+
+_LIST = st.sampled_from([{}, {"cpu": "0"}, {"cpu": "1"}])
+RESOURCE_FIELDS = st.fixed_dictionaries(
+    {}, optional={"limits": _LIST, "requests": _LIST, "claims": st.sampled_from([[], [{"name": "gpu"}]])}
+)
 
 
 @LAW
-@given(OBJECTS, st.sampled_from(["a", "name", "zz"]))
-def test_sem_absent_except_ignores_only_the_skipped_field(d: J, skip: str) -> None:
+@given(RESOURCE_FIELDS, st.sampled_from(["limits", "claims", "zz"]))
+def test_is_zero_ignores_only_the_skipped_field(d: J, skip: str) -> None:
     rest = {k: v for k, v in d.items() if k != skip}
-    assert sem_absent_except(d, skip) == sem_absent(rest)
+    assert gotypes.is_zero(RESOURCES, d, skip=skip) == gotypes.is_zero(RESOURCES, rest)
+    assert gotypes.is_zero(RESOURCES, d) == all(not v for v in d.values())
 
 
 @LAW

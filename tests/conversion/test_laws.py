@@ -9,12 +9,30 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conversion import convert
+from conversion import convert, dcd, dgd
 from conversion.compare import diff_paths, normalize
+from conversion.payloads import decode, encode
 from tests.conversion.strategies import ALPHA, BETA, alpha_dcd, alpha_dgd, beta_dcd, beta_dgd
 
 J = dict[str, Any]
 PAYLOADS = ("nvidia.com/dgd-spec", "nvidia.com/dgd-status", "nvidia.com/dcd-spec", "nvidia.com/dcd-status")
+SPECS = {
+    ("DynamoGraphDeployment", ALPHA): dgd.ALPHA_SPEC,
+    ("DynamoGraphDeployment", BETA): dgd.BETA_SPEC,
+    ("DynamoComponentDeployment", ALPHA): dcd.ALPHA_SPEC,
+    ("DynamoComponentDeployment", BETA): dcd.BETA_SPEC,
+}
+
+
+def _typed(obj: J) -> J:
+    """The object as the Go types hold it: its spec decoded and encoded again, so that Go zero
+    values the generators add (``readOnly: false``, ``envs: []``, ``claims: []``) compare as
+    Go writes them; pointers to empty structs (``affinity: {}``) stay."""
+    schema = SPECS[(obj["kind"], obj["apiVersion"])]
+    out = copy.deepcopy(obj)
+    if isinstance(out.get("spec"), dict):
+        out["spec"] = encode(decode(out["spec"], schema), schema)
+    return out
 
 
 def _cache_mount_first(obj: J) -> J:
@@ -38,7 +56,7 @@ def _cache_mount_first(obj: J) -> J:
 
 
 def _same(a: J, b: J) -> list[str]:
-    return diff_paths(normalize(_cache_mount_first(a)), normalize(_cache_mount_first(b)))
+    return diff_paths(normalize(_cache_mount_first(a)), normalize(_cache_mount_first(_typed(b))))
 
 
 def _without_payloads(obj: J) -> J:

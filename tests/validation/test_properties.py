@@ -41,6 +41,25 @@ _experimental = st.fixed_dictionaries(
     },
 )
 
+# Provider-override values, some of which do not decode into their Grove type (DGD-S5).
+_override = st.fixed_dictionaries(
+    {"apiVersion": st.just("grove.io/v1alpha1")},
+    optional={
+        "target": st.sampled_from(["PodCliqueSet", "PodCliqueTemplateSpec", "PodCliqueScalingGroupConfig"]),
+        "value": st.one_of(
+            _values,
+            st.sampled_from(
+                [
+                    {"spec": {"template": {"topologyConstraint": {}}}},
+                    {"spec": {"replicas": "x", "template": {"topologyConstraint": {}}}},
+                    {"topologyConstraint": {"packDomain": 5}},
+                    {"topologyConstraint": {"newField": 1}, "replicas": 2**40},
+                ]
+            ),
+        ),
+    },
+)
+
 
 @st.composite
 def components(draw: st.DrawFn, name: str) -> JSON:
@@ -68,6 +87,7 @@ def components(draw: st.DrawFn, name: str) -> JSON:
                 "frontendSidecar": st.sampled_from(["", "side", "nope"]),
                 "eppConfig": st.sampled_from([{"config": {}}, {"configMapRef": {"name": ""}}]),
                 "runtimeVersionOverride": st.just("1.1.0"),
+                "providerOverride": _override,
                 "weird": _values,
             },
         )
@@ -90,6 +110,7 @@ def graphs(draw: st.DrawFn) -> JSON:
                 "topologyConstraint": st.sampled_from([{"clusterTopologyName": "t"}, {"packDomain": "zone"}]),
                 "restart": st.just({"strategy": {"order": ["a", "a"]}}),
                 "backendFramework": st.sampled_from(["vllm", "sglang", ""]),
+                "providerOverride": _override,
             },
         )
     )
