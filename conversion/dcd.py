@@ -143,7 +143,7 @@ def alpha_to_beta(obj: J) -> J:
         records = [{"path": EMPTY_SERVICE_NAME_PATH, "nil": True}] if empty_name else None
         set_annotation(meta, ANN_SPEC, write_spec_payload(encode(save, ALPHA_SPEC), records))
     if status_save:
-        set_annotation(meta, ANN_STATUS, write_json_payload(status_save))
+        set_annotation(meta, ANN_STATUS, write_json_payload(encode(status_save, ALPHA_STATUS)))
     out: J = {
         "apiVersion": "nvidia.com/v1beta1",
         "kind": obj.get("kind"),

@@ -413,7 +413,7 @@ def alpha_to_beta(obj: J) -> J:
     if save:
         set_annotation(meta, ANN_SPEC, write_spec_payload(encode(save, ALPHA_SPEC)))
     if status_save:
-        set_annotation(meta, ANN_STATUS, write_json_payload(status_save))
+        set_annotation(meta, ANN_STATUS, write_json_payload(encode(status_save, ALPHA_STATUS)))
     out: J = {"apiVersion": "nvidia.com/v1beta1", "kind": obj.get("kind"), "metadata": meta}
     if dst:
         out["spec"] = encode(dst, BETA_SPEC)

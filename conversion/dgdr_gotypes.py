@@ -83,12 +83,13 @@ def go_float(v: float) -> int | float:
 
 
 def go_float_tree(v: Any) -> Any:
-    """Copy a JSON value as ``map[string]any`` round trips it: every number becomes a float64.
+    """Copy a JSON value as ``map[string]any`` round trips it: every number becomes a float64,
+    and every object's keys come out sorted, as Go marshals a map (by bytes: code point order).
 
     Raises :class:`Mismatch` for a number no float64 can hold (Go's decoder rejects it).
     """
     if isinstance(v, dict):
-        return {k: go_float_tree(x) for k, x in v.items()}
+        return {k: go_float_tree(v[k]) for k in sorted(v)}
     if isinstance(v, list):
         return [go_float_tree(x) for x in v]
     if isinstance(v, bool) or v is None or isinstance(v, str):
@@ -329,8 +330,9 @@ class Map(GoType):
         return out
 
     def encode(self, v: Any, strip: bool) -> Any:
+        # Go writes a map with its keys sorted (by bytes: code point order)
         elem = self.elem
-        return {k: elem.encode(x, strip) for k, x in v.items()}
+        return {k: elem.encode(v[k], strip) for k in sorted(v)}
 
     def zero(self, v: Any) -> bool:
         return not v
@@ -401,7 +403,7 @@ class Struct(GoType):
     """A Go struct. ``go`` names the Kubernetes type (``conversion.gotypes``) whose other
     fields an object may hold besides the modelled ones."""
 
-    __slots__ = ("always", "fields", "folded", "go")
+    __slots__ = ("always", "fields", "folded", "go", "rank")
 
     def __init__(self, fields: list[F], go: str | None = None) -> None:
         self.fields = {f.name: f for f in fields}
@@ -409,6 +411,9 @@ class Struct(GoType):
         #: fields Go writes even when unset: non-omitempty ones and value-typed structs
         self.always = [f for f in fields if not f.omitempty or f.value_struct]
         self.go = go
+        #: the place of each field in Go's encoding: declaration order (of the whole Kubernetes
+        #: type when ``go`` names one; the modelled fields are declared in it)
+        self.rank = gotypes.field_order(go) if go is not None else {f.name: i for i, f in enumerate(fields)}
 
     def _member(self, k: str, x: Any, strict: bool) -> tuple[str, Any] | None:
         if self.go is None:
@@ -480,7 +485,11 @@ class Struct(GoType):
                 else:
                     enc = None if f.ptr else f.type.zero_json
                 out[f.name] = enc
-        return out
+        if len(out) < 2:
+            return out
+        # Go writes the fields in declaration order, whatever the order of the input.
+        rank, last = self.rank.get, len(self.rank)
+        return {k: out[k] for k in sorted(out, key=lambda k: rank(k, last))}
 
     def zero(self, v: Any) -> bool:
         fields = self.fields

@@ -10,6 +10,9 @@ This module owns four things for a JSON value of a known Go type:
   non-pointer struct that ends up empty is dropped (Go always writes it, as ``{}``); a pointer
   is kept even when it points at a zero value (``affinity: {}``, ``*bool`` ``false``); a map
   keeps every entry, ``""`` values included; quantities and times are written as Go writes them.
+  Members are in Go's order: a struct's fields in declaration order (an embedded struct's
+  fields where the embedded field is), a map's keys sorted, an ``interface{}`` value's objects
+  sorted (Go marshals them as maps); ``json.RawMessage``-like values keep the order they had.
   Fields without ``omitempty`` keep a zero value when the input had it (Go would write it
   anyway). JSON ``null`` clears pointers, lists and maps and leaves other fields alone.
 * :func:`semantic`, :func:`equal`, :func:`is_zero` — ``apiequality.Semantic.DeepEqual``: nil
@@ -58,6 +61,7 @@ __all__ = [
     "decode_error",
     "define",
     "equal",
+    "field_order",
     "is_zero",
     "json_kind",
     "member_is_zero",
@@ -299,16 +303,29 @@ def _copy(v: Any) -> Any:
     return v
 
 
+def _sorted_copy(v: Any) -> Any:
+    if type(v) is dict:
+        return {k: _sorted_copy(v[k]) for k in sorted(v)}
+    if type(v) is list:
+        return [_sorted_copy(x) for x in v]
+    return v
+
+
 class _Raw(_Node):
-    """Opaque JSON (``interface{}``, ``runtime.RawExtension``, ``metav1.FieldsV1``): kept."""
+    """Opaque JSON (``interface{}``, ``runtime.RawExtension``, ``metav1.FieldsV1``): kept.
+
+    Go writes the raw bytes of a ``json.RawMessage``-like type as they were given (member
+    order included), but re-marshals an ``interface{}``, whose objects are maps: their keys
+    come out sorted."""
 
     null = _REMOVE
 
-    def __init__(self, display: str) -> None:
+    def __init__(self, display: str, sort: bool = False) -> None:
         self.display = display
+        self.copy = _sorted_copy if sort else _copy
 
     def view(self, v: Any) -> Any:
-        return _copy(v)
+        return self.copy(v)
 
     def sem_zero(self, n: Any) -> bool:
         return n is None
@@ -580,9 +597,10 @@ class _Map(_Node):
         if type(v) is not dict:
             raise self.mismatch(v)
         elem = self.elem
+        keys = sorted(v)  # Go writes a map with its keys sorted (by bytes: code point order)
         if type(elem) is _Scalar and all(type(x) is elem.json_type for x in v.values()):
-            return dict(v)
-        return {k: elem.null_view() if x is None else elem.view(x) for k, x in v.items()}
+            return {k: v[k] for k in keys}
+        return {k: elem.null_view() if (x := v[k]) is None else elem.view(x) for k in keys}
 
     def empty(self, v: Any) -> bool:
         return not v
@@ -607,6 +625,7 @@ class _Field:
         "name",
         "node",
         "null",
+        "rank",
         "verbatim",
         "via",
     )
@@ -621,6 +640,7 @@ class _Field:
         self.may_drop = self.drop_empty or self.drop_zero or self.drop_zero_struct
         self.null = node.null
         self.via = via  # Go names of the embedded structs a promoted field is reached through
+        self.rank = 0  # its place in Go's encoding (set by the struct)
         # the JSON type a value of this field is its own typed view in (no call needed)
         base = node.elem if isinstance(node, _Ptr) else node
         self.verbatim: type | None = base.json_type if isinstance(base, _Scalar) else None
@@ -634,11 +654,15 @@ class _Struct(_Node):
         self.display = f"{_PACKAGES.get(pkg, pkg)}.{name}"
         self.fields: dict[str, _Field] = {}
         self.folded: dict[str, _Field] = {}
+        self.rank: dict[str, int] = {}
 
     def build(self) -> None:
         for f in _promoted(self.key):
             self.fields[f.name] = f
         self.folded = {k.lower(): f for k, f in self.fields.items()}
+        self.rank = {k: i for i, k in enumerate(self.fields)}
+        for k, f in self.fields.items():
+            f.rank = self.rank[k]
 
     def field(self, key: str) -> _Field | None:
         f = self.fields.get(key)
@@ -651,6 +675,7 @@ class _Struct(_Node):
             raise self.mismatch(v)
         out: dict[str, Any] = {}
         fields = self.fields
+        last, disorder = -1, False
         for k, x in v.items():
             f = fields.get(k)
             if f is None:
@@ -681,8 +706,15 @@ class _Struct(_Node):
             ):
                 out.pop(name, None)
             else:
+                if f.rank < last:
+                    disorder = True
+                last = f.rank
                 out[name] = xv
-        return out
+        if not disorder:
+            return out
+        # Go writes the fields in declaration order (embedded structs' fields where the
+        # embedded field is), whatever the order of the input.
+        return {k: out[k] for k in sorted(out, key=self.rank.__getitem__)}
 
     def null_view(self) -> Any:
         return {}
@@ -760,7 +792,7 @@ _SCALARS: Final[dict[str, _Node]] = {
     "float32": _Float("float32", 32),
     "float64": _Float("float64", 64),
     "bytes": _Bytes(),
-    "any": _Raw("interface {}"),
+    "any": _Raw("interface {}", sort=True),
 }
 _SPECIAL_NODES: Final = {
     "quantity": _Quantity,
@@ -851,6 +883,14 @@ def view(expr: str, value: Any) -> Any:
         raise GoTypeError(exc.text()) from None
     except _Abort as exc:
         raise GoTypeError(str(exc)) from None
+
+
+def field_order(struct: str) -> dict[str, int]:
+    """The JSON names of the struct ``struct`` mapped to their place in Go's encoding: the
+    declaration order, an embedded struct's fields where the embedded field is."""
+    n = node(struct)
+    assert isinstance(n, _Struct)
+    return n.rank
 
 
 def member_view(struct: str, key: str, value: Any) -> tuple[str, Any] | None:

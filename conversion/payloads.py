@@ -17,7 +17,11 @@ field holds a Kubernetes type of the generated tables and decodes to its
 field whose value is empty — ``""``, ``0``, ``false``, and also an empty list or map, which the
 typed view keeps to tell it from an absent one — is left out, and Kubernetes values are written
 through their Go types (``readOnly: false`` and ``resources: {claims: []}`` disappear, a pointer
-to an empty struct stays). Converted objects and every payload go through it.
+to an empty struct stays). Converted objects and every payload go through it. Members come out
+in Go's order, whatever the order of the input: a struct's fields in declaration order (the order
+of :attr:`Struct.fields`), a map's keys sorted by their bytes; opaque JSON keeps its own order,
+as Go writes a ``json.RawMessage``/``apiextensionsv1.JSON`` as the bytes it was given. A payload
+is an opaque string, so its bytes, member order included, are those of the upstream converter.
 """
 
 from __future__ import annotations
@@ -344,18 +348,31 @@ def _go_view(kind: Go) -> Encoder:
     return functools.partial(gotypes.view, kind.type)
 
 
+def _sorted_map(value: Any) -> Any:
+    """A Go map as ``json.Marshal`` writes it: keys sorted by their bytes (UTF-8 byte order is
+    code point order, which Python's string order is)."""
+    if type(value) is not dict or len(value) < 2:
+        return value
+    return {k: value[k] for k in sorted(value)}
+
+
 def _encoder(kind: Kind) -> Encoder | None:
-    """The encoder of ``kind`` (None: a value is written as it is)."""
+    """The encoder of ``kind`` (None: a value is written as it is).
+
+    Member order is Go's: a struct's fields in declaration order, a map's keys sorted. Opaque
+    JSON (``"any"``: ``apiextensionsv1.JSON``, ``"object"``, ``"list"``) keeps the order it was
+    given, as Go writes such a value's raw bytes unchanged.
+    """
     while isinstance(kind, Ptr):
         kind = kind.elem
     if isinstance(kind, Struct | Go):
         return kind.encoder if isinstance(kind, Struct) else _go_view(kind)
     if isinstance(kind, str):
-        return None
+        return _sorted_map if kind == "stringmap" else None
     elem = _encoder(kind.elem)
-    if elem is None:
-        return None
     if isinstance(kind, ListOf):
+        if elem is None:
+            return None
 
         def encode_list(value: Any) -> Any:
             if type(value) is not list:
@@ -363,40 +380,57 @@ def _encoder(kind: Kind) -> Encoder | None:
             return [None if v is None else elem(v) for v in value]
 
         return encode_list
+    if elem is None:
+        return _sorted_map
 
     def encode_map(value: Any) -> Any:
         if type(value) is not dict:
             return value
-        return {k: None if v is None else elem(v) for k, v in value.items()}
+        return {k: None if (v := value[k]) is None else elem(v) for k in sorted(value)}
 
     return encode_map
 
 
 def _compile_struct_encoder(schema: Struct) -> Encoder:
+    """Go writes a struct's fields in their declaration order (the order of ``schema.fields``),
+    whatever the order of the input; keys the schema does not know (none in a typed view) come
+    last, in their own order."""
     # (omitempty applies: the field is not a pointer, a struct or a Kubernetes pointer type,
-    #  encoder or None)
-    table: dict[str, tuple[bool, Encoder | None]] = {}
-    for f in schema.fields:
+    #  encoder or None, the field's place in Go's encoding)
+    table: dict[str, tuple[bool, Encoder | None, int]] = {}
+    for i, f in enumerate(schema.fields):
         k = f.kind
         go_pointer = isinstance(k, Go) and k.type.startswith("*")
-        table[f.name] = (f.omitempty and not isinstance(k, (Ptr, Struct)) and not go_pointer, _encoder(k))
+        table[f.name] = (f.omitempty and not isinstance(k, (Ptr, Struct)) and not go_pointer, _encoder(k), i)
+    unknown = len(schema.fields)
+
+    def place(k: str) -> int:
+        e = table.get(k)
+        return unknown if e is None else e[2]
 
     def encode_struct(value: Any) -> Any:
         if type(value) is not dict:
             return value
         out: dict[str, Any] = {}
+        last, disorder = -1, False
         for k, v in value.items():
             e = table.get(k)
             if e is None:
                 out[k] = v
+                last = unknown
                 continue
             if v is None:
                 continue
-            omit, enc = e
+            omit, enc, rank = e
             if omit and (v is False or v == "" or v == [] or v == {} or (type(v) in (int, float) and v == 0)):
                 continue
+            if rank < last:
+                disorder = True
+            last = rank
             out[k] = v if enc is None else enc(v)
-        return out
+        if not disorder:
+            return out
+        return {k: out[k] for k in sorted(out, key=place)}
 
     return encode_struct
 
