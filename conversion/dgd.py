@@ -76,25 +76,28 @@ _PVC = Struct(
         Field("volumeAccessMode", "string"),
     )
 )
-_COMMON = (
+# The fields both versions share, around the version's own ones: Go declares them (and so
+# writes them) in the order head, own fields, tail, topologyConstraint, experimental.
+_HEAD = (
     Field("providerOverride", Ptr(comp.PROVIDER_OVERRIDE)),
     Field("annotations", "stringmap"),
     Field("labels", "stringmap"),
     Field("priorityClassName", "string"),
-    Field("backendFramework", "string"),
-    Field("restart", Ptr(_RESTART)),
-    Field("experimental", Ptr(_EXPERIMENTAL)),
 )
+_TAIL = (Field("backendFramework", "string"), Field("restart", Ptr(_RESTART)))
+_EXPERIMENTAL_FIELD = Field("experimental", Ptr(_EXPERIMENTAL))
 ALPHA_SPEC = Struct(
     (
-        *_COMMON,
+        *_HEAD,
         Field("pvcs", ListOf(_PVC)),
         Field("services", MapOf(Ptr(comp.ALPHA_SHARED))),
         Field("envs", Go(ENV_LIST)),
+        *_TAIL,
         Field(
             "topologyConstraint",
             Ptr(Struct((Field("topologyProfile", "string", False), Field("packDomain", "string")))),
         ),
+        _EXPERIMENTAL_FIELD,
     )
 )
 # Live objects are decoded in two steps (root, then each component through the component
@@ -104,13 +107,15 @@ ALPHA_SPEC_LIVE = Struct(
 )
 BETA_SPEC = Struct(
     (
-        *_COMMON,
+        *_HEAD,
         Field("components", ListOf(comp.BETA_SHARED)),
         Field("env", Go(ENV_LIST)),
+        *_TAIL,
         Field(
             "topologyConstraint",
             Ptr(Struct((Field("clusterTopologyName", "string", False), Field("packDomain", "string")))),
         ),
+        _EXPERIMENTAL_FIELD,
     )
 )
 BETA_SPEC_LIVE = Struct(

@@ -18,7 +18,8 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conversion import convert
+from conversion import convert, dgd
+from conversion.payloads import encode
 from tests.conversion.strategies import ALPHA, BETA, alpha_dcd, alpha_dgd, beta_dcd, beta_dgd
 from tests.conversion.support import load_vectors
 from tests.conversion.test_dgdr_laws import alpha_objects as alpha_dgdr
@@ -311,3 +312,34 @@ def test_vector_payloads_are_upstream_bytes() -> None:
         assert orjson.dumps(pruned).decode() == got, where
     assert len(pairs) >= 150
     assert exact >= 90
+
+
+def test_dgd_spec_fields_in_go_declaration_order() -> None:
+    # v1alpha1.DynamoGraphDeploymentSpec and v1beta1.DynamoGraphDeploymentSpec
+    assert [f.name for f in dgd.ALPHA_SPEC.fields] == [
+        "providerOverride",
+        "annotations",
+        "labels",
+        "priorityClassName",
+        "pvcs",
+        "services",
+        "envs",
+        "backendFramework",
+        "restart",
+        "topologyConstraint",
+        "experimental",
+    ]
+    assert [f.name for f in dgd.BETA_SPEC.fields] == [
+        "providerOverride",
+        "annotations",
+        "labels",
+        "priorityClassName",
+        "components",
+        "env",
+        "backendFramework",
+        "restart",
+        "topologyConstraint",
+        "experimental",
+    ]
+    spec = {"experimental": {"kvTransferPolicy": {}}, "restart": {"id": "r"}, "pvcs": [{"size": "1Gi"}]}
+    assert list(encode(spec, dgd.ALPHA_SPEC)) == ["pvcs", "restart", "experimental"]
