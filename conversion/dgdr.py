@@ -48,7 +48,7 @@ from conversion.dgdr_gotypes import (
 )
 from conversion.errors import ConversionError
 from conversion.gotypes import json_kind
-from conversion.payloads import scrub, set_annotation
+from conversion.payloads import go_json_text, scrub, set_annotation
 
 __all__ = ["alpha_to_beta", "beta_to_alpha"]
 
@@ -172,9 +172,9 @@ def _take_payloads(obj: Obj) -> tuple[Obj, str | None, str | None]:
 
 def _dumps(v: Any) -> str:
     try:
-        return orjson.dumps(v).decode()
+        return go_json_text(orjson.dumps(v).decode())
     except TypeError:  # an integer beyond 64 bits inside opaque JSON
-        return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+        return go_json_text(json.dumps(v, separators=(",", ":"), ensure_ascii=False))
 
 
 def _root_part(obj: Obj, key: str, t: Struct) -> Obj:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -53,6 +54,7 @@ __all__ = [
     "delete_annotation",
     "encode",
     "get_annotation",
+    "go_json_text",
     "has_annotation",
     "read_spec_payload",
     "read_status_payload",
@@ -581,16 +583,29 @@ def apply_epp_records(config: Any, prefix: str, records: list[dict[str, Any]]) -
             plugin["parameters"] = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
 
 
+_GO_ESCAPED = re.compile("[<>&\u2028\u2029]")
+_GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def go_json_text(text: str) -> str:
+    """Compact JSON text as Go's ``json.Marshal`` writes it: ``<``, ``>``, ``&``, U+2028 and
+    U+2029 are escaped (``\\u003c``, ``\\u003e``, ``\\u0026``, ``\\u2028``, ``\\u2029``), raw JSON
+    values included. Outside strings JSON text holds none of them, so every one is replaced."""
+    if _GO_ESCAPED.search(text) is None:
+        return text
+    return _GO_ESCAPED.sub(lambda m: _GO_ESCAPES[m.group()], text)
+
+
 def write_spec_payload(spec: Mapping[str, Any], records: list[dict[str, Any]] | None = None) -> str:
     """Serialise an envelope ``{"version":1,"spec":…,"rawJSON":[…]}``."""
     env: dict[str, Any] = {"version": 1, "spec": spec}
     if records:
         env["rawJSON"] = records
-    return orjson.dumps(env).decode()
+    return go_json_text(orjson.dumps(env).decode())
 
 
 def write_json_payload(value: Any) -> str:
-    return orjson.dumps(value).decode()
+    return go_json_text(orjson.dumps(value).decode())
 
 
 def read_status_payload(meta: Mapping[str, Any] | None, key: str, schema: Struct) -> dict[str, Any] | None:

@@ -168,14 +168,18 @@ def test_dgd_spec_payload_pvcs_and_services_in_go_order() -> None:
     )
 
 
-def test_dcd_spec_payload_kubernetes_values_in_go_order() -> None:
-    probe = {"failureThreshold": 3, "periodSeconds": 5, "timeoutSeconds": 2, "httpGet": {"port": 8000, "path": "/h"}}
-    obj = {
+def _alpha_dcd_with_probe(key: str, probe: Obj) -> Obj:
+    return {
         "apiVersion": ALPHA,
         "kind": "DynamoComponentDeployment",
         "metadata": _meta(),
-        "spec": {"livenessProbe": probe, "extraPodSpec": {"mainContainer": {"image": "i"}}},
+        "spec": {key: probe, "extraPodSpec": {"mainContainer": {"image": "i"}}},
     }
+
+
+def test_dcd_spec_payload_kubernetes_values_in_go_order() -> None:
+    probe = {"failureThreshold": 3, "periodSeconds": 5, "timeoutSeconds": 2, "httpGet": {"port": 8000, "path": "/h"}}
+    obj = _alpha_dcd_with_probe("livenessProbe", probe)
     got = convert(obj, BETA)["metadata"]["annotations"]["nvidia.com/dcd-spec"]
     # the envelope: version, spec, rawJSON (a record: path, raw, nil);
     # v1alpha1.DynamoComponentDeploymentSharedSpec: extraPodSpec before livenessProbe;
@@ -343,3 +347,13 @@ def test_dgd_spec_fields_in_go_declaration_order() -> None:
     ]
     spec = {"experimental": {"kvTransferPolicy": {}}, "restart": {"id": "r"}, "pvcs": [{"size": "1Gi"}]}
     assert list(encode(spec, dgd.ALPHA_SPEC)) == ["pvcs", "restart", "experimental"]
+
+
+def test_payloads_escape_html_as_go_marshal_does() -> None:
+    probe = {"exec": {"command": ["sh", "-c", "a && b <x> \u2028\u2029"]}}
+    obj = _alpha_dcd_with_probe("readinessProbe", probe)
+    got = convert(obj, BETA)["metadata"]["annotations"]["nvidia.com/dcd-spec"]
+    # json.Marshal escapes <, >, & and U+2028/U+2029 inside strings
+    assert '"readinessProbe":{"exec":{"command":["sh","-c","a \\u0026\\u0026 b \\u003cx\\u003e \\u2028\\u2029"]}}' in got
+    back = convert(convert(obj, BETA), ALPHA)
+    assert back["spec"]["readinessProbe"] == probe
