@@ -8,10 +8,10 @@ from typing import Any
 
 import yaml
 
+from tests.e2e.admission import assert_refused
 from tests.e2e.cluster import Cluster
 from tests.e2e.objects import LEASE_NAME, in_namespace, namespace, scope_lease, user_view
 from tests.e2e.schema_layer import apply_schema
-from tests.e2e.test_admission import assert_refused
 from tests.e2e.testenv import ROOT, wait_until
 
 Obj = dict[str, Any]

@@ -6,15 +6,14 @@ server's."""
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.e2e.admission import create_raw, offline_review
 from tests.e2e.cluster import Cluster
 from tests.e2e.objects import in_namespace, namespace
-from tests.e2e.test_admission import offline_review
 from tests.e2e.testenv import ROOT
 
 NS = "e2e-schema"
@@ -32,16 +31,10 @@ def _dgd(name: str) -> Obj:
     return in_namespace(obj, NS, name)
 
 
-def _post(cluster: Cluster, obj: Obj) -> tuple[int, Obj]:
-    version = obj["apiVersion"].split("/")[1]
-    code, body = cluster.cp.raw("POST", f"/apis/nvidia.com/{version}/namespaces/{NS}/dynamographdeployments", obj)
-    return code, json.loads(body)
-
-
 def test_topology_domain_pattern_is_the_api_servers_and_the_service_says_the_same(cluster: Cluster, ns: str) -> None:
     obj = _dgd("bad-domain")
     obj["spec"]["topologyConstraint"] = {"clusterTopologyName": "default", "packDomain": "Rack_1"}
-    code, status = _post(cluster, obj)
+    code, status = create_raw(cluster, obj)
     assert code == 422, status
     assert not status["message"].startswith("admission webhook"), "the validating webhook was reached"
     assert status["details"]["causes"] == [{
@@ -59,14 +52,14 @@ def test_topology_domain_pattern_is_the_api_servers_and_the_service_says_the_sam
 def test_cel_rule_is_enforced_before_the_webhook(cluster: Cluster, ns: str) -> None:
     obj = in_namespace(yaml.safe_load((ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml").read_text()), NS, "cel")
     obj["spec"]["pvcs"] = [{"name": "model-cache", "create": True}]
-    code, status = _post(cluster, obj)
+    code, status = create_raw(cluster, obj)
     assert code == 422, status
     assert not status["message"].startswith("admission webhook")
     assert "When create is true, size, storageClass, and volumeAccessMode are required" in status["message"]
     fixed = copy.deepcopy(obj)
     fixed["spec"]["pvcs"] = [{"name": "model-cache", "create": True, "size": "10Gi", "storageClass": "standard",
                               "volumeAccessMode": "ReadWriteOnce"}]
-    code, status = _post(cluster, fixed)
+    code, status = create_raw(cluster, fixed)
     assert code == 201, status
 
 
@@ -76,7 +69,7 @@ def test_wrong_json_type_is_refused_by_the_defaulter_before_the_schema(cluster: 
     operator's does; the schema's own message is never seen. Offline, ``review`` says the same."""
     obj = _dgd("wrong-type")
     obj["spec"]["components"][0]["replicas"] = "two"
-    code, status = _post(cluster, obj)
+    code, status = create_raw(cluster, obj)
     assert code == 400, status
     offline = offline_review("/mutate/nvidia.com/v1beta1/dynamographdeployments", obj)
     assert not offline["allowed"]
