@@ -33,8 +33,6 @@ import base64
 import binascii
 import json
 import math
-import re
-from datetime import UTC, datetime
 from typing import Any
 
 from conversion import gotypes
@@ -105,27 +103,13 @@ def go_float_tree(v: Any) -> Any:
     return v
 
 
-_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
-
-
 def go_time(s: str) -> str:
-    """Parse like ``time.Parse(time.RFC3339, s)`` and print like ``metav1.Time.MarshalJSON``."""
-    if _CANONICAL_TIME.fullmatch(s):
-        try:
-            datetime.fromisoformat(s[:-1])
-        except ValueError as e:
-            raise Mismatch(f"parsing time {s!r} as RFC3339") from e
-        return s
-    if len(s) < 20 or s[10] not in "Tt" or s[4] != "-" or s[7] != "-":
-        raise Mismatch(f"parsing time {s!r} as RFC3339")
-    text = s[:-1] + "+00:00" if s[-1] in "Zz" else s
+    """Parse like ``time.Parse(time.RFC3339, s)`` and print like ``metav1.Time.MarshalJSON``
+    (:func:`conversion.gotypes.go_time`); a time Go cannot parse is a decode mismatch."""
     try:
-        t = datetime.fromisoformat(text)
+        return gotypes.go_time(s)
     except ValueError as e:
         raise Mismatch(f"parsing time {s!r} as RFC3339") from e
-    if t.tzinfo is None:
-        raise Mismatch(f"parsing time {s!r} as RFC3339")
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _reject_constant(name: str) -> Any:

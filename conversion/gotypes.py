@@ -401,6 +401,10 @@ def go_time(s: str, micro: bool = False) -> str:
     if not _RFC3339.fullmatch(s):
         raise ValueError(f'parsing time "{s}" as "2006-01-02T15:04:05Z07:00": cannot parse "{s}" as "2006"')
     if not micro and _CANONICAL_TIME.fullmatch(s):
+        try:  # already printed as Go prints it; the date and time must still exist (Go checks ranges)
+            datetime.fromisoformat(s[:-1])
+        except ValueError as exc:
+            raise ValueError(f'parsing time "{s}": {exc}') from exc
         return s
     frac = ""
     m = re.match(r"(.{19})(\.\d+)?(.*)", s)

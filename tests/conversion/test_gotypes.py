@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conversion import gotypes, gotypes_core
+from conversion import dgdr_gotypes, gotypes, gotypes_core
 from validation import gotypes_grove
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -271,3 +271,32 @@ def test_merge_of_int_or_string_is_field_by_field(dst: Any, src: Any, merged: An
     d: J = {"name": "m", "livenessProbe": {"httpGet": {"port": dst}}}
     gotypes.merge_override("core/v1.Container", d, {"livenessProbe": {"httpGet": {"port": src}}})
     assert d["livenessProbe"]["httpGet"]["port"] == merged
+
+
+@pytest.mark.parametrize(
+    ("text", "printed"),
+    [
+        ("2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z"),
+        ("2024-01-01t00:00:00z", "2024-01-01T00:00:00Z"),
+        ("2024-01-01T00:00:00.5+05:00", "2023-12-31T19:00:00Z"),
+        # time.Parse(time.RFC3339, …) refuses each of these.
+        ("2024-02-30T00:00:00Z", None),
+        ("2024-01-01T24:00:00Z", None),
+        ("2024-01-01T00:00:60Z", None),
+        ("2024-01-01T00:00:00+0500", None),
+        ("2024-01-01T00:00:00+05", None),
+        ("2024-01-01T00:00:00.Z", None),
+        ("2024-01-01T00:00:00,5Z", None),
+        ("2024-01-01T00:00:00", None),
+    ],
+)
+def test_one_go_time_parser_for_kubernetes_and_dgdr_types(text: str, printed: str | None) -> None:
+    """The Kubernetes tables and the DGDR types parse times with the same function, as Go does."""
+    if printed is None:
+        with pytest.raises(ValueError):
+            gotypes.go_time(text)
+        with pytest.raises(dgdr_gotypes.Mismatch):
+            dgdr_gotypes.go_time(text)
+    else:
+        assert gotypes.go_time(text) == printed
+        assert dgdr_gotypes.go_time(text) == printed
