@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
-import datetime as dt
 import json
 import os
 import subprocess
@@ -33,14 +32,13 @@ import yaml
 from app.roundtrip import convert_one
 from tests.e2e.cluster import EXE, NAMESPACE, Cluster
 from tests.e2e.conftest import start_cluster
-from tests.e2e.objects import PLURALS
+from tests.e2e.objects import LEASE_NAME, PLURALS, scope_lease
 from tests.e2e.testenv import ROOT, ControlPlane, Kubectl, control_plane, kubeconfig_yaml, wait_until
 
 Obj = dict[str, Any]
 
 ALPHA, BETA = "v1alpha1", "v1beta1"
 LEGACY, APPS, BULK = "legacy", "apps", "bulk"
-LEASE = "dynamo-operator-namespace-scope"
 CONVERTIBLE_PLURALS = (
     "dynamographdeployments",
     "dynamocomponentdeployments",
@@ -209,13 +207,9 @@ def exclude_namespace(kubectl: Kubectl, cp: ControlPlane, namespace: str, probe:
     """Create (or delete) the namespace-scope Lease and wait until the service acts on it: ``probe``,
     an object today's rules refuse, is admitted exactly while the namespace is excluded."""
     if excluded:
-        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        kubectl.apply({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                       "metadata": {"name": LEASE, "namespace": namespace},
-                       "spec": {"holderIdentity": "namespace-restricted-operator", "leaseDurationSeconds": 3600,
-                                "renewTime": now}})
+        kubectl.apply(scope_lease(namespace))
     else:
-        kubectl("delete", "lease", LEASE, "-n", namespace)
+        kubectl("delete", "lease", LEASE_NAME, "-n", namespace)
     probe = placed(probe, namespace, "exclusion-probe")
     wait_until(lambda: (dry_run_create(cp, probe)[0] == 201) == excluded, 30,
                f"namespace {namespace} {'excluded' if excluded else 'admitted again'}", interval=0.25)

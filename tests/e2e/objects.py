@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from certs.leases import LEASE_NAME
 from tests.e2e.cluster import EXE
 from tests.e2e.testenv import ROOT, Kubectl
 
@@ -38,7 +39,6 @@ MANIFESTS = (
     *sorted((ROOT / "tests" / "fixtures" / "conversion" / "dgdr-manifests").glob("*.yaml")),
 )
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-LEASE_NAME = "dynamo-operator-namespace-scope"
 
 
 def other_version(api_version: str) -> str:

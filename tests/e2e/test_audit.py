@@ -17,7 +17,6 @@ from tests.e2e.legacy import (
     ALPHA,
     APPS,
     BETA,
-    LEASE,
     LEGACY,
     Seeded,
     crd_stored_versions,
@@ -28,6 +27,7 @@ from tests.e2e.legacy import (
     seeded_cluster,
     stored_versions,
 )
+from tests.e2e.objects import LEASE_NAME, scope_lease
 
 ROLE = "dynamo-webhook-audit"
 #: (kind, namespace, name, operation) today's rules refuse.
@@ -174,14 +174,11 @@ def test_settings_answer_what_if_questions(env: Env) -> None:
 
 def test_namespaces_claimed_by_a_namespace_restricted_operator_are_not_judged(env: Env) -> None:
     kubectl = env.cluster.kubectl
-    kubectl.apply({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                   "metadata": {"name": LEASE, "namespace": LEGACY},
-                   "spec": {"holderIdentity": "x", "leaseDurationSeconds": 3600,
-                            "renewTime": "2099-01-01T00:00:00.000000Z"}})
+    kubectl.apply(scope_lease(LEGACY))
     try:
         code, report = env.audit("-n", LEGACY, "-o", "json")
     finally:
-        kubectl("delete", "lease", LEASE, "-n", LEGACY)
+        kubectl("delete", "lease", LEASE_NAME, "-n", LEGACY)
     assert code == 0
     assert report["excludedNamespaces"] == [LEGACY]
     assert all(o["excluded"] and o["update"]["allowed"] and o["create"]["allowed"] for o in report["objects"])

@@ -10,7 +10,6 @@ The module has a control plane of its own (it edits deploy/'s RBAC)."""
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import json
 import tempfile
 import time
@@ -23,6 +22,7 @@ import yaml
 
 from tests.e2e.cluster import NAMESPACE, SECRET, Cluster, Service
 from tests.e2e.conftest import start_cluster
+from tests.e2e.objects import scope_lease
 from tests.e2e.ops import (
     CLUSTER_ROLE,
     SECRET_READER_BINDING,
@@ -194,18 +194,10 @@ def test_live_lookups_work_with_the_token_and_say_what_a_missing_rule_breaks(clu
     wait_until(lambda: dry_run(kubectl, topology_dgd()).returncode == 0, 15, "the look-up allowed again")
 
 
-def lease(namespace: str) -> dict[str, Any]:
-    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-            "metadata": {"name": "dynamo-operator-namespace-scope", "namespace": namespace},
-            "spec": {"holderIdentity": "namespace-restricted-operator", "leaseDurationSeconds": 300,
-                     "acquireTime": now, "renewTime": now}}
-
-
 def test_lease_watcher_works_with_the_token_and_a_missing_rule_keeps_it_unready(cluster: Cluster) -> None:
     kubectl, service = cluster.kubectl, cluster.service
     assert dry_run(kubectl, outside_grove(CLAIMED)).returncode == 1
-    kubectl.apply(lease(CLAIMED))
+    kubectl.apply(scope_lease(CLAIMED, duration=300))
     wait_until(lambda: dry_run(kubectl, outside_grove(CLAIMED)).returncode == 0, 15, "the claimed namespace left alone")
     assert dry_run(kubectl, outside_grove(NS)).returncode == 1
     kubectl("delete", "lease", "dynamo-operator-namespace-scope", "-n", CLAIMED)
