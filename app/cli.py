@@ -115,7 +115,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     from app.routes import WEBHOOK_ROUTES
 
     settings = Settings()
-    from validation.context import AdmissionContext
+    from domain.admission import AdmissionContext
 
     ctx = AdmissionContext(settings=settings.admission_settings())
     routes = {r.path: r for r in WEBHOOK_ROUTES}
@@ -204,7 +204,7 @@ def lint_document(doc: Document, ctx: Any, diff: bool) -> tuple[list[str], list[
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from validation.context import AdmissionContext
+    from domain.admission import AdmissionContext
 
     settings = Settings(
         feature_grove=args.feature_grove, feature_checkpoint=args.feature_checkpoint

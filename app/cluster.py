@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from app.settings import Settings
-from validation.context import AdmissionContext
+from domain.admission import AdmissionContext
 
 log = logging.getLogger("dynamo_webhook.cluster")
 
@@ -67,7 +67,7 @@ class LiveLookups:
 
     def cluster_topology(self, name: str) -> tuple[str, ...]:
         from certs.kube import ApiError
-        from validation.context import LookupNotFound
+        from domain.admission import LookupNotFound
 
         try:
             binding = self.kube.request("GET", f"{CLUSTER_TOPOLOGY_BINDINGS}/{name}")

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import conversion
-import defaulting
-import validation
+import kinds
 from app.reviews import (
     AdmissionResponse,
     InvalidRequest,
@@ -27,7 +26,7 @@ from app.reviews import (
 )
 from app.schema import first_type_error, json_type
 from conversion.errors import ConversionError
-from validation.context import GVK, AdmissionContext, AdmissionInput
+from domain.admission import GVK, AdmissionContext, AdmissionInput
 
 log = logging.getLogger("dynamo_webhook.review")
 
@@ -76,7 +75,7 @@ def review_admission(
             response = denial(env.uid, problem, 400)
         else:
             try:
-                handler = defaulting.default if mutating else validation.validate
+                handler = kinds.default if mutating else kinds.validate
                 decision = handler(inp, ctx)
                 response = admission_response(env.uid, decision, mutating, inp.object)
             except Exception as exc:  # the answer is always a review, as controller-runtime's recover()

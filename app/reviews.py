@@ -19,7 +19,7 @@ from typing import Any, Literal, TypedDict
 import orjson
 
 from app.schema import json_type
-from validation.context import GVK, AdmissionInput, Decision, Operation, UserInfo
+from domain.admission import GVK, AdmissionInput, Decision, Operation, UserInfo
 
 ADMISSION_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 CONVERSION_VERSIONS = ("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1")

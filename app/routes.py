@@ -34,7 +34,7 @@ from app.observability import (
 )
 from app.reviews import BadRequest, parse_json
 from app.settings import Settings
-from validation.context import GVK, AdmissionContext
+from domain.admission import GVK, AdmissionContext
 
 log = logging.getLogger("dynamo_webhook.review")
 

@@ -20,7 +20,7 @@ from app.observability import configure_logging
 from app.routes import AppState, create_app
 from app.settings import Settings
 from app.tls import CertReloader
-from validation.context import AdmissionContext
+from domain.admission import AdmissionContext
 
 log = logging.getLogger("dynamo_webhook.server")
 

@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from validation.context import DEFAULT_OPERATOR_PRINCIPAL, AdmissionSettings
+from domain.admission import DEFAULT_OPERATOR_PRINCIPAL, AdmissionSettings
 
 MiB = 1024 * 1024
 

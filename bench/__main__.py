@@ -137,12 +137,11 @@ def inprocess(budget: float) -> dict[str, float]:
     """Per-call timings inside one process (no HTTP): validate+default of a typical DGD, the
     whole admission dispatch, and conversion per object."""
     import conversion
-    import defaulting
-    import validation
+    import kinds
     from app.dispatch import review_admission, review_conversion
     from app.reviews import admission_input, read_admission_review
     from app.settings import Settings
-    from validation.context import AdmissionContext
+    from domain.admission import AdmissionContext
 
     ctx = AdmissionContext(settings=Settings().admission_settings())
     create = payloads.dgd_create()
@@ -169,9 +168,9 @@ def inprocess(budget: float) -> dict[str, float]:
 
     return {
         "validate_default_create_ms": per_call(
-            lambda: (defaulting.default(inp, ctx), validation.validate(inp, ctx))
+            lambda: (kinds.default(inp, ctx), kinds.validate(inp, ctx))
         ),
-        "validate_update_ms": per_call(lambda: validation.validate(upd, ctx)),
+        "validate_update_ms": per_call(lambda: kinds.validate(upd, ctx)),
         "dispatch_validate_update_ms": per_call(lambda: review_admission(update, "validate", ctx)),
         "dispatch_mutate_create_ms": per_call(lambda: review_admission(create, "mutate", ctx)),
         "conversion_ms_per_object": per_call(convert_all) / len(objects),

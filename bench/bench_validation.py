@@ -2,7 +2,7 @@
 
 Run with ``python -m bench.bench_validation``. The input is the v1beta1 vLLM aggregated
 deployment (frontend + GPU worker) as the mutating webhook leaves it; the chain measured is
-``defaulting.default`` followed by ``validation.validate`` on CREATE and on UPDATE.
+``kinds.default`` followed by ``kinds.validate`` on CREATE and on UPDATE.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import defaulting
-from validation import validate
-from validation.context import GVK, AdmissionContext, AdmissionInput, UserInfo
+import kinds
+from domain.admission import GVK, AdmissionContext, AdmissionInput, UserInfo
+from kinds import validate
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.1.0"
 
@@ -100,7 +100,7 @@ def main() -> None:
     assert validate(upd, ctx).allowed
     _time("validate CREATE", lambda: validate(create, ctx))
     _time("validate UPDATE", lambda: validate(upd, ctx))
-    _time("default + validate CREATE", lambda: (defaulting.default(create, ctx), validate(create, ctx)))
+    _time("default + validate CREATE", lambda: (kinds.default(create, ctx), validate(create, ctx)))
 
 
 if __name__ == "__main__":

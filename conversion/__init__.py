@@ -70,3 +70,17 @@ def convert(obj: dict[str, Any], desired_api_version: str) -> dict[str, Any]:
     out["apiVersion"] = desired_api_version
     out["kind"] = kind
     return out  # type: ignore[no-any-return]
+
+
+class _KindConverter:
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def convert(self, obj: dict[str, Any], desired_api_version: str) -> dict[str, Any]:
+        return convert(obj, desired_api_version)
+
+
+DGD = _KindConverter("DynamoGraphDeployment")
+DCD = _KindConverter("DynamoComponentDeployment")
+DGDR = _KindConverter("DynamoGraphDeploymentRequest")
+DGDSA = _KindConverter("DynamoGraphDeploymentScalingAdapter")

@@ -8,26 +8,20 @@ object and a changed one shares every untouched subtree with the original.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
-import conversion
 from conversion.errors import ConversionError
-from validation.context import JSONObject, Operation
-
-GROUP: Final = "nvidia.com"
-HUB_VERSION: Final = "v1beta1"
-HUB_API_VERSION: Final = f"{GROUP}/{HUB_VERSION}"
-ALPHA_API_VERSION: Final = f"{GROUP}/v1alpha1"
-
-ANNOTATION_WORKLOAD_PROVIDER: Final = "nvidia.com/workload-provider"
-ANNOTATION_ENABLE_GROVE: Final = "nvidia.com/enable-grove"
-ANNOTATION_ORIGIN_VERSION: Final = "nvidia.com/dynamo-operator-origin-version"
-PROVIDER_COMPONENT: Final = "component"
-PROVIDER_GROVE: Final = "grove"
+from domain.admission import JSONObject, Operation
+from domain.constants import (
+    ALPHA_API_VERSION,
+    HUB_API_VERSION,
+)
 
 # A hub defaulter: (hub object, operation) -> the object itself when nothing changes, else a
 # new object sharing the untouched subtrees.
 HubDefaulter = Callable[[JSONObject, Operation], JSONObject]
+# The kind's conversion: (object, desired apiVersion) -> converted object; raises ConversionError.
+Convert = Callable[[JSONObject, str], JSONObject]
 
 
 class HubRoundTripError(Exception):
@@ -50,7 +44,9 @@ def object_namespace(obj: JSONObject | None) -> str:
     return ns if isinstance(ns, str) else ""
 
 
-def default_via_hub(obj: JSONObject, operation: Operation, hub_default: HubDefaulter) -> JSONObject | None:
+def default_via_hub(
+    obj: JSONObject, operation: Operation, hub_default: HubDefaulter, convert: Convert
+) -> JSONObject | None:
     """Default a v1alpha1 object the way the apiserver and the hub defaulter do together.
 
     The object is converted to the hub, defaulted there and, only when the defaulter changed
@@ -62,14 +58,14 @@ def default_via_hub(obj: JSONObject, operation: Operation, hub_default: HubDefau
     re-renders is not part of the answer.
     """
     try:
-        hub = conversion.convert(obj, HUB_API_VERSION)
+        hub = convert(obj, HUB_API_VERSION)
     except ConversionError as exc:
         raise HubRoundTripError(str(exc)) from exc
     defaulted = hub_default(hub, operation)
     if defaulted is hub:
         return None
     try:
-        back = conversion.convert(defaulted, api_version_of(obj, ALPHA_API_VERSION))
+        back = convert(defaulted, api_version_of(obj, ALPHA_API_VERSION))
     except ConversionError as exc:
         raise HubRoundTripError(str(exc)) from exc
     if "status" in obj:

@@ -9,13 +9,13 @@ never defaulted.
 from __future__ import annotations
 
 from defaulting.common import as_dict, go_string
-from validation.context import JSONObject, Operation
+from domain.admission import AdmissionSettings, JSONObject, Operation
 
 __all__ = ["default_hub"]
 
 
-def default_hub(obj: JSONObject, operation: Operation) -> JSONObject:
-    """Default a v1beta1 DCD; returns ``obj`` itself when nothing changes."""
+def default_hub(obj: JSONObject, operation: Operation, settings: AdmissionSettings | None = None) -> JSONObject:
+    """Default a v1beta1 DCD; returns ``obj`` itself when nothing changes (no setting is involved)."""
     if operation != "CREATE":
         return obj
     meta = as_dict(obj.get("metadata"))

@@ -17,86 +17,45 @@ Mirrors the operator's ``DGDDefaulter.Default``:
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
-from defaulting.common import (
-    ANNOTATION_ENABLE_GROVE,
-    ANNOTATION_ORIGIN_VERSION,
-    ANNOTATION_WORKLOAD_PROVIDER,
+from defaulting.common import as_dict, go_string
+from domain.admission import AdmissionSettings, JSONObject, Operation
+from domain.constants import (
+    ANN_ENABLE_GROVE,
+    ANN_ORIGIN_VERSION,
+    ANN_WORKLOAD_PROVIDER,
     PROVIDER_COMPONENT,
     PROVIDER_GROVE,
-    as_dict,
-    go_string,
+    SCOPE_COMPONENT,
+    SCOPE_LEADER,
+    SCOPE_ROOT,
+    SCOPE_WORKER,
 )
-from validation.context import AdmissionSettings, JSONObject, Operation
+from validation.provider_override import expected_target
 
 __all__ = ["default_hub", "expected_override_target", "select_provider"]
-
-GROVE_API_VERSION: Final = "grove.io/v1alpha1"
-TARGET_POD_CLIQUE_SET: Final = "PodCliqueSet"
-TARGET_POD_CLIQUE_TEMPLATE_SPEC: Final = "PodCliqueTemplateSpec"
-TARGET_POD_CLIQUE_SCALING_GROUP_CONFIG: Final = "PodCliqueScalingGroupConfig"
-
-SCOPE_ROOT: Final = "root"
-SCOPE_COMPONENT: Final = "component"
-SCOPE_MULTINODE_LEADER: Final = "multinode.leader"
-SCOPE_MULTINODE_WORKER: Final = "multinode.worker"
-
-GMS_MODE_INTER_POD: Final = "InterPod"
 
 
 def select_provider(annotations: JSONObject | None, operation: Operation, grove_gate: bool) -> str | None:
     """The workload provider the defaulter works with, or None when unselected (UPDATE only)."""
     if operation != "CREATE":
-        if annotations is not None and ANNOTATION_WORKLOAD_PROVIDER in annotations:
-            return go_string(annotations[ANNOTATION_WORKLOAD_PROVIDER])
+        if annotations is not None and ANN_WORKLOAD_PROVIDER in annotations:
+            return go_string(annotations[ANN_WORKLOAD_PROVIDER])
         return None
-    opt = go_string(annotations.get(ANNOTATION_ENABLE_GROVE)) if annotations is not None else ""
+    opt = go_string(annotations.get(ANN_ENABLE_GROVE)) if annotations is not None else ""
     if grove_gate and opt.lower() != "false":
         return PROVIDER_GROVE
     return PROVIDER_COMPONENT
 
 
-def _node_count(component: JSONObject) -> int:
-    multinode = as_dict(component.get("multinode"))
-    if multinode is None:
-        return 1
-    count = multinode.get("nodeCount")
-    # nodeCount is a plain int32: absent / null decode to 0.
-    return count if isinstance(count, int) and not isinstance(count, bool) else 0
-
-
-def _inter_pod_gms(component: JSONObject) -> bool:
-    experimental = as_dict(component.get("experimental"))
-    gms = as_dict(experimental.get("gpuMemoryService")) if experimental is not None else None
-    return gms is not None and gms.get("mode") == GMS_MODE_INTER_POD
-
-
-def _force_scaling_group(component: JSONObject) -> bool:
-    experimental = as_dict(component.get("experimental"))
-    grove = as_dict(experimental.get("grove")) if experimental is not None else None
-    return grove is not None and grove.get("forceScalingGroup") is True
-
-
 def expected_override_target(
     provider: str | None, api_version: str, scope: str, component: JSONObject | None
 ) -> str | None:
-    """The one registered target of a provider-override context, or None when it has none."""
-    if provider != PROVIDER_GROVE or api_version != GROVE_API_VERSION:
-        return None
-    if scope == SCOPE_ROOT:
-        return TARGET_POD_CLIQUE_SET
-    if component is None:
-        return None
-    if scope == SCOPE_COMPONENT:
-        if _node_count(component) > 1 or _inter_pod_gms(component) or _force_scaling_group(component):
-            return TARGET_POD_CLIQUE_SCALING_GROUP_CONFIG
-        return TARGET_POD_CLIQUE_TEMPLATE_SPEC
-    if scope in (SCOPE_MULTINODE_LEADER, SCOPE_MULTINODE_WORKER):
-        if _node_count(component) <= 1 or _inter_pod_gms(component):
-            return None
-        return TARGET_POD_CLIQUE_TEMPLATE_SPEC
-    return None
+    """The one registered target of a provider-override context, or None when it has none (the
+    validator's ``provideroverride.ExpectedTarget``; the upstream defaulter asks the same registry)."""
+    target, error = expected_target(provider or "", api_version, scope, component)
+    return None if error is not None else target
 
 
 def _default_override(
@@ -116,7 +75,7 @@ def _default_role(multinode: JSONObject, role: str, provider: str | None, compon
     spec = as_dict(multinode.get(role))
     if spec is None:
         return False
-    scope = SCOPE_MULTINODE_LEADER if role == "leader" else SCOPE_MULTINODE_WORKER
+    scope = SCOPE_LEADER if role == "leader" else SCOPE_WORKER
     new_override = _default_override(spec.get("providerOverride"), provider, scope, component)
     if new_override is None:
         return False
@@ -155,9 +114,9 @@ def default_hub(obj: JSONObject, operation: Operation, settings: AdmissionSettin
     new_annotations: JSONObject | None = None
     if operation == "CREATE":
         new_annotations = dict(annotations) if annotations is not None else {}
-        new_annotations[ANNOTATION_WORKLOAD_PROVIDER] = provider
-        if ANNOTATION_ORIGIN_VERSION not in new_annotations:
-            new_annotations[ANNOTATION_ORIGIN_VERSION] = settings.operator_version
+        new_annotations[ANN_WORKLOAD_PROVIDER] = provider
+        if ANN_ORIGIN_VERSION not in new_annotations:
+            new_annotations[ANN_ORIGIN_VERSION] = settings.operator_version
         if new_annotations == annotations:
             new_annotations = None
 

@@ -12,7 +12,7 @@ import re
 from typing import Final
 
 from defaulting.common import as_dict, go_string
-from validation.context import AdmissionSettings, JSONObject, Operation
+from domain.admission import AdmissionSettings, JSONObject, Operation
 
 __all__ = ["DEFAULT_IMAGE_REPOSITORY", "canonical_version", "default_hub", "default_image"]
 

@@ -8,20 +8,20 @@ same status message the operator sends (controller-runtime's ``admission.Allowed
 
 from __future__ import annotations
 
-from typing import Final
-
 from defaulting.common import as_dict, go_string
-from validation.context import AdmissionContext, AdmissionInput, Decision, JSONObject
+from domain.admission import AdmissionContext, AdmissionInput, Decision, JSONObject
+from domain.constants import (
+    ANN_CHECKPOINT_NAME,
+    ANN_RESTORE_CANDIDATE,
+    LABEL_CHECKPOINT_ID,
+    LABEL_CHECKPOINT_SOURCE,
+    LABEL_DYNAMO_COMPONENT,
+    LABEL_DYNAMO_NAMESPACE,
+    LABEL_DYNAMO_SELECTOR,
+)
 
 __all__ = ["mutate"]
 
-LABEL_CHECKPOINT_ID: Final = "nvidia.com/snapshot-checkpoint-id"
-LABEL_CHECKPOINT_SOURCE: Final = "nvidia.com/snapshot-is-checkpoint-source"
-ANNOTATION_RESTORE_CANDIDATE: Final = "nvidia.com/dynamo-checkpoint-restore-candidate"
-ANNOTATION_CHECKPOINT_NAME: Final = "nvidia.com/dynamo-checkpoint-name"
-LABEL_DYNAMO_COMPONENT: Final = "nvidia.com/dynamo-component"
-LABEL_DYNAMO_NAMESPACE: Final = "nvidia.com/dynamo-namespace"
-LABEL_DYNAMO_SELECTOR: Final = "nvidia.com/selector"
 
 
 def _allowed(reason: str) -> Decision:
@@ -52,9 +52,9 @@ def mutate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
     annotations = _string_map(meta, "annotations")
     if go_string(labels.get(LABEL_CHECKPOINT_ID)) or go_string(labels.get(LABEL_CHECKPOINT_SOURCE)):
         return _allowed("pod is already checkpoint-shaped")
-    if go_string(annotations.get(ANNOTATION_RESTORE_CANDIDATE)) != "true":
+    if go_string(annotations.get(ANN_RESTORE_CANDIDATE)) != "true":
         return _allowed("pod is not a checkpoint restore candidate")
-    if not go_string(annotations.get(ANNOTATION_CHECKPOINT_NAME)):
+    if not go_string(annotations.get(ANN_CHECKPOINT_NAME)):
         return _allowed("restore candidate has no checkpoint name")
     if not all(
         go_string(labels.get(k))

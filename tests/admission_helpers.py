@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from validation.context import GVK, AdmissionInput, JSONObject, Operation, UserInfo
+from domain.admission import GVK, AdmissionInput, JSONObject, Operation, UserInfo
 
 ADMIN = UserInfo(username="kubernetes-admin", groups=("system:masters", "system:authenticated"))
 

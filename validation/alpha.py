@@ -7,12 +7,17 @@ from __future__ import annotations
 from typing import Final
 
 from conversion import ConversionError, convert
+from domain.constants import (
+    ALPHA_API_VERSION,
+    ANN_VLLM_BACKEND,
+    FRONTEND_SIDECAR_CONTAINER,
+    HUB_API_VERSION,
+    MAIN_CONTAINER,
+)
 from validation import runtime_version
 from validation.errors import FieldError, Path, forbidden, go_quote, invalid, required
 from validation.objects import (
-    ANN_VLLM_BACKEND,
     JSON,
-    MAIN_CONTAINER_NAME,
     annotations_of,
     boolean,
     containers,
@@ -24,10 +29,7 @@ from validation.objects import (
     sub,
 )
 
-ALPHA_API_VERSION: Final = "nvidia.com/v1alpha1"
-HUB_API_VERSION: Final = "nvidia.com/v1beta1"
 GLOBAL_DYNAMO_NAMESPACE: Final = "dynamo"
-FRONTEND_SIDECAR_CONTAINER: Final = "sidecar-frontend"
 _AUTOSCALING_WARNING: Final = (
     "{path}.autoscaling is deprecated and ignored. Use DynamoGraphDeploymentScalingAdapter with HPA, KEDA, "
     "or Planner for autoscaling instead. See docs/kubernetes/autoscaling.md"
@@ -70,7 +72,7 @@ def _component_may_carry_alpha_fields(component: JSON, shared_memory: bool) -> b
     if present(sub(component, "experimental"), "failover"):
         return True
     for c in containers(sub(component, "podTemplate")):
-        if string(c, "name") == MAIN_CONTAINER_NAME and lst(c, "volumeMounts"):
+        if string(c, "name") == MAIN_CONTAINER and lst(c, "volumeMounts"):
             return True
     return False
 

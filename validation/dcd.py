@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Final
 
+from domain.admission import AdmissionContext, AdmissionInput, Decision
+from domain.constants import KIND_DCD
 from validation import alpha, shared, topology
-from validation.context import AdmissionContext, AdmissionInput, Decision
 from validation.dgd import PlainError, elastic_ep_errors
 from validation.errors import FieldError, Path, invalid, to_decision
 from validation.hub import prepare
 from validation.objects import JSON, string, sub
 
-KIND: Final = "DynamoComponentDeployment"
 _BACKEND_CHANGE_WARNING: Final = "Changing spec.backendFramework may cause unexpected behavior"
 
 
@@ -37,7 +37,7 @@ def _view(hub: JSON, old: bool = False) -> JSON:
         return alpha.alpha_view(hub)
     except alpha.CompatibilityViewError as exc:
         which = "old " if old else ""
-        raise PlainError(f"cannot validate {which}preserved v1alpha1 {KIND} fields: {exc}") from exc
+        raise PlainError(f"cannot validate {which}preserved v1alpha1 {KIND_DCD} fields: {exc}") from exc
 
 
 def _alpha_pass(hub: JSON, warnings: list[str], alpha_source: bool) -> tuple[list[FieldError], JSON | None]:
@@ -56,7 +56,7 @@ def validate_hub(
         if operation == "CREATE" or old is None:
             errs = _hub_errors(new, ctx, rv_source == "v1beta1")
             alpha_errs, _ = _alpha_pass(new, warnings, rv_source == "v1alpha1")
-            return to_decision(KIND, name, [*errs, *alpha_errs], warnings)
+            return to_decision(KIND_DCD, name, [*errs, *alpha_errs], warnings)
         errs = _hub_errors(new, ctx, False)
         alpha_errs, new_view = _alpha_pass(new, warnings, False)
         errs.extend(alpha_errs)
@@ -80,19 +80,19 @@ def validate_hub(
                 old_spec,
                 sp,
                 can_modify_replicas=True,
-                owner_kind=KIND,
+                owner_kind=KIND_DCD,
                 validate_gms_new_state=False,
                 runtime_version_ratchet=rv_source == "v1beta1",
                 allow_missing_override=True,
             )
         )
-        return to_decision(KIND, name, errs, warnings)
+        return to_decision(KIND_DCD, name, errs, warnings)
     except PlainError as exc:
         return Decision.deny(str(exc))
 
 
 def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
-    prepared = prepare(inp, KIND, lambda o, _alpha: topology.schema_errors_dcd(o))
+    prepared = prepare(inp, KIND_DCD, lambda o, _alpha: topology.schema_errors_dcd(o))
     if isinstance(prepared, Decision):
         return prepared
     new, old, rv_source = prepared

@@ -6,8 +6,25 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from domain.admission import AdmissionContext, AdmissionInput, Decision
+from domain.constants import (
+    ANN_DISCOVERY_MODE,
+    ANN_ENABLE_GROVE,
+    ANN_GPU_POWER_LIMIT,
+    ANN_GROVE_UPDATE_STRATEGY,
+    ANN_ORIGIN_VERSION,
+    ANN_VLLM_BACKEND,
+    ANN_WORKLOAD_PROVIDER,
+    GMS_INTER_POD,
+    GMS_INTRA_POD,
+    GPU_NVIDIA,
+    KIND_DGD,
+    MAIN_CONTAINER,
+    PROVIDER_COMPONENT,
+    PROVIDER_GROVE,
+    SCOPE_ROOT,
+)
 from validation import alpha, provider_override, shared, topology
-from validation.context import AdmissionContext, AdmissionInput, Decision
 from validation.errors import (
     FieldError,
     GoJSON,
@@ -21,20 +38,7 @@ from validation.errors import (
 )
 from validation.hub import prepare
 from validation.objects import (
-    ANN_DISCOVERY_MODE,
-    ANN_ENABLE_GROVE,
-    ANN_GPU_POWER_LIMIT,
-    ANN_GROVE_UPDATE_STRATEGY,
-    ANN_ORIGIN_VERSION,
-    ANN_VLLM_BACKEND,
-    ANN_WORKLOAD_PROVIDER,
-    GMS_INTER_POD,
-    GMS_INTRA_POD,
-    GPU_NVIDIA,
     JSON,
-    MAIN_CONTAINER_NAME,
-    PROVIDER_COMPONENT,
-    PROVIDER_GROVE,
     annotations_of,
     containers,
     effective_mode,
@@ -51,7 +55,6 @@ from validation.objects import (
 )
 from validation.runtime_version import is_lenient_semver
 
-KIND: Final = "DynamoGraphDeployment"
 SOURCE_V1BETA1: Final = "v1beta1"
 SOURCE_V1ALPHA1: Final = "v1alpha1"
 SOURCE_DISABLED: Final = "disabled"
@@ -302,7 +305,7 @@ def elastic_ep_errors(backend: str, component: JSON, path: Path) -> list[FieldEr
         return []
     conts = containers(sub(component, "podTemplate"))
     for i, c in enumerate(conts):
-        if string(c, "name") != MAIN_CONTAINER_NAME:
+        if string(c, "name") != MAIN_CONTAINER:
             continue
         if lst(c, "command"):
             return []
@@ -372,7 +375,7 @@ def spec_errors(hub: JSON, ctx: AdmissionContext, rv_source: str) -> list[FieldE
                 sp.child("providerOverride"),
                 supported=True,
                 provider=provider,
-                scope=provider_override.SCOPE_ROOT,
+                scope=SCOPE_ROOT,
                 component=None,
             )
         )
@@ -436,7 +439,7 @@ def stateless(hub: JSON, ctx: AdmissionContext, rv_source: str) -> Result:
         try:
             view = alpha.alpha_view(hub)
         except alpha.CompatibilityViewError as exc:
-            raise PlainError(f"cannot validate preserved v1alpha1 {KIND} fields: {exc}") from exc
+            raise PlainError(f"cannot validate preserved v1alpha1 {KIND_DGD} fields: {exc}") from exc
         res.errors.extend(alpha.dgd_errors(view, res.warnings, alpha_source=alpha_source))
     return res
 
@@ -475,7 +478,7 @@ def _effective_gpus(component: JSON, path: Path) -> tuple[str | None, Path]:
     if sub(component, "podTemplate") is None:
         return None, cpath
     for i, c in enumerate(containers(sub(component, "podTemplate"))):
-        if string(c, "name") != MAIN_CONTAINER_NAME:
+        if string(c, "name") != MAIN_CONTAINER:
             continue
         rpath = cpath.index(i).child("resources")
         res = sub(c, "resources")
@@ -544,7 +547,7 @@ def update_errors(new: JSON, old: JSON, ctx: AdmissionContext, username: str, rv
                 old_comp,
                 path,
                 can_modify_replicas=may_scale,
-                owner_kind=KIND,
+                owner_kind=KIND_DGD,
                 validate_gms_new_state=True,
                 runtime_version_ratchet=rv_source == SOURCE_V1BETA1,
                 allow_missing_override=False,
@@ -579,11 +582,11 @@ def update_errors(new: JSON, old: JSON, ctx: AdmissionContext, username: str, rv
         try:
             new_view = alpha.alpha_view(new)
         except alpha.CompatibilityViewError as exc:
-            raise PlainError(f"cannot validate preserved v1alpha1 {KIND} fields: {exc}") from exc
+            raise PlainError(f"cannot validate preserved v1alpha1 {KIND_DGD} fields: {exc}") from exc
         try:
             old_view = alpha.alpha_view(old)
         except alpha.CompatibilityViewError as exc:
-            raise PlainError(f"cannot validate old preserved v1alpha1 {KIND} fields: {exc}") from exc
+            raise PlainError(f"cannot validate old preserved v1alpha1 {KIND_DGD} fields: {exc}") from exc
         out.extend(alpha.dgd_update_errors(new_view, old_view))
     return res
 
@@ -621,12 +624,12 @@ def validate_hub(
 
 
 def _decision(name: str, errs: list[FieldError], warnings: list[str]) -> Decision:
-    return to_decision(KIND, name, errs, warnings)
+    return to_decision(KIND_DGD, name, errs, warnings)
 
 
 def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
-    """Validate one DGD request (pre-checks of ``validation.validate`` already applied)."""
-    prepared = prepare(inp, KIND, topology.schema_errors_dgd)
+    """Validate one DGD request (pre-checks of ``kinds.validate`` already applied)."""
+    prepared = prepare(inp, KIND_DGD, topology.schema_errors_dgd)
     if isinstance(prepared, Decision):
         return prepared
     new, old, rv_source = prepared
@@ -635,4 +638,4 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
     )
 
 
-__all__ = ["KIND", "grove_pathway", "pcs_name", "validate", "validate_hub"]
+__all__ = ["KIND_DGD", "grove_pathway", "pcs_name", "validate", "validate_hub"]

@@ -16,11 +16,12 @@ from typing import Any, Final
 
 import conversion
 from conversion.errors import ConversionError
-from validation.context import AdmissionContext, AdmissionInput, AdmissionSettings, Decision, JSONObject
+from domain.admission import AdmissionContext, AdmissionInput, AdmissionSettings, Decision, JSONObject
+from domain.constants import HUB_API_VERSION, KIND_DGDR
 from validation.errors import FieldError, GoJSON, Path, forbidden, go_quote, invalid, required, to_decision
 
 __all__ = [
-    "KIND",
+    "KIND_DGDR",
     "create_errors",
     "image_has_semver_tag",
     "json_equal",
@@ -29,8 +30,6 @@ __all__ = [
     "validate",
 ]
 
-KIND: Final = "DynamoGraphDeploymentRequest"
-HUB_API_VERSION: Final = "nvidia.com/v1beta1"
 
 PHASE_PROFILING: Final = "Profiling"
 PHASE_READY: Final = "Ready"
@@ -319,4 +318,4 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         errs = update_errors(
             new_spec, _obj(old.get("spec")) or {}, _str(old_status.get("phase")), ctx.settings
         )
-    return to_decision(KIND, _name(new), errs)
+    return to_decision(KIND_DGDR, _name(new), errs)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from validation.context import AdmissionContext, AdmissionInput, Decision, JSONObject
+from domain.admission import AdmissionContext, AdmissionInput, Decision, JSONObject
+from domain.constants import KIND_CHECKPOINT, MAIN_CONTAINER
 from validation.errors import (
     FieldError,
     GoJSON,
@@ -28,9 +29,8 @@ from validation.errors import (
 )
 from validation.objects import name_of
 
-__all__ = ["KIND", "spec_errors", "validate"]
+__all__ = ["KIND_CHECKPOINT", "spec_errors", "validate"]
 
-KIND: Final = "DynamoCheckpoint"
 GMS_MODE_INTRA_POD: Final = "intraPod"
 GMS_MODE_INTER_POD: Final = "interPod"
 GMS_SHARED_VOLUME: Final = "gms-intrapod-control"
@@ -38,7 +38,6 @@ GMS_SHARED_MOUNT_PATH: Final = "/gms-intrapod-control"
 GMS_ENV_SOCKET_DIR: Final = "GMS_SOCKET_DIR"
 GMS_SERVER_CONTAINER: Final = "gms-server"
 GMS_CLAIM_NAME: Final = "intrapod-shared-gpu"
-MAIN_CONTAINER: Final = "main"
 
 _SPEC: Final = Path("spec")
 
@@ -193,4 +192,4 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         if meta is not None and meta.get("deletionTimestamp"):
             return Decision.allow()
     spec = _obj(obj.get("spec")) or {}
-    return to_decision(KIND, name_of(obj), spec_errors(spec, ctx.settings.checkpoint))
+    return to_decision(KIND_CHECKPOINT, name_of(obj), spec_errors(spec, ctx.settings.checkpoint))

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from validation.context import AdmissionContext, AdmissionInput, Decision, JSONObject
+from domain.admission import AdmissionContext, AdmissionInput, Decision, JSONObject
+from domain.constants import KIND_MODEL
 from validation.errors import FieldError, Path, invalid, required, to_decision
 from validation.objects import name_of
 
-__all__ = ["KIND", "create_errors", "update_errors", "validate"]
+__all__ = ["KIND_MODEL", "create_errors", "update_errors", "validate"]
 
-KIND: Final = "DynamoModel"
 MODEL_TYPE_LORA: Final = "lora"
 # The URI may carry credentials or signed query strings: it is never echoed.
 REDACTED_URI: Final = "<redacted>"
@@ -81,7 +81,7 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         return Decision.allow()
     spec = _obj(obj.get("spec")) or {}
     if inp.operation == "CREATE":
-        return to_decision(KIND, name_of(obj), create_errors(spec))
+        return to_decision(KIND_MODEL, name_of(obj), create_errors(spec))
     meta = _obj(obj.get("metadata"))
     if meta is not None and meta.get("deletionTimestamp"):
         return Decision.allow()
@@ -91,4 +91,4 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
     warnings: list[str] = []
     errs = create_errors(spec)
     errs += update_errors(spec, _obj(old.get("spec")) or {}, warnings)
-    return to_decision(KIND, name_of(obj), errs, warnings)
+    return to_decision(KIND_MODEL, name_of(obj), errs, warnings)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
-from validation.context import GVK, Decision, JSONObject
+from domain.admission import Decision, JSONObject
 
 __all__ = [
     "OMIT",
@@ -30,7 +30,6 @@ __all__ = [
     "duplicate",
     "forbidden",
     "go_quote",
-    "gvk_mismatch_message",
     "internal",
     "invalid",
     "invalid_decision",
@@ -406,8 +405,3 @@ def to_decision(
     if not errs:
         return Decision.allow(list(warnings))
     return invalid_decision(kind, name, errs, warnings)
-
-
-def gvk_mismatch_message(expected: GVK, got: GVK) -> str:
-    """The GVK guard's plain error text."""
-    return f"admission requires {expected}, got {got}; check webhook and CRD conversion configuration"

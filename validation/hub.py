@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from conversion import ConversionError
+from domain.admission import AdmissionInput, Decision, JSONObject
 from validation import alpha
-from validation.context import AdmissionInput, Decision, JSONObject
 from validation.errors import FieldError, invalid_decision
 
 SchemaCheck = Callable[[JSONObject, bool], list[FieldError]]

@@ -7,27 +7,20 @@ A JSON ``null`` and an absent key both mean "nil pointer" / zero value, as with 
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Final
+from typing import Any
 
 from conversion.quantity import canonical, parse_quantity
+from domain.constants import (
+    GMS_INTER_POD,
+    GMS_INTRA_POD,
+    GPU_NVIDIA,
+    MAIN_CONTAINER,
+)
 from validation.errors import go_quote
 
 JSON = dict[str, Any]
 
-MAIN_CONTAINER_NAME: Final = "main"
-GPU_NVIDIA: Final = "nvidia.com/gpu"
-GMS_INTER_POD: Final = "InterPod"
-GMS_INTRA_POD: Final = "IntraPod"
 
-ANN_WORKLOAD_PROVIDER: Final = "nvidia.com/workload-provider"
-ANN_ENABLE_GROVE: Final = "nvidia.com/enable-grove"
-ANN_ORIGIN_VERSION: Final = "nvidia.com/dynamo-operator-origin-version"
-ANN_VLLM_BACKEND: Final = "nvidia.com/vllm-distributed-executor-backend"
-ANN_GROVE_UPDATE_STRATEGY: Final = "nvidia.com/grove-update-strategy"
-ANN_DISCOVERY_MODE: Final = "nvidia.com/dynamo-kube-discovery-mode"
-ANN_GPU_POWER_LIMIT: Final = "dynamo.nvidia.com/gpu-power-limit"
-PROVIDER_GROVE: Final = "grove"
-PROVIDER_COMPONENT: Final = "component"
 
 
 def obj(value: Any) -> JSON | None:
@@ -106,7 +99,7 @@ def container_index(conts: list[JSON], name: str) -> int:
 
 def main_container(component: JSON) -> JSON | None:
     conts = containers(sub(component, "podTemplate"))
-    i = container_index(conts, MAIN_CONTAINER_NAME)
+    i = container_index(conts, MAIN_CONTAINER)
     return conts[i] if i >= 0 else None
 
 

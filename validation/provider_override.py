@@ -21,28 +21,21 @@ from __future__ import annotations
 from typing import Any, Final
 
 from conversion import gotypes
+from domain.constants import (
+    ANN_WORKLOAD_PROVIDER,
+    GROVE_API_VERSION,
+    PROVIDER_GROVE,
+    SCOPE_COMPONENT,
+    SCOPE_LEADER,
+    SCOPE_ROOT,
+    SCOPE_WORKER,
+    TARGET_PCLQ_TEMPLATE,
+    TARGET_PCS,
+    TARGET_PCSG_CONFIG,
+)
 from validation import gotypes_grove
 from validation.errors import FieldError, Path, forbidden, go_quote, invalid, not_supported, required
-from validation.objects import (
-    ANN_WORKLOAD_PROVIDER,
-    JSON,
-    PROVIDER_GROVE,
-    is_inter_pod_gms_literal,
-    is_multinode,
-    string,
-    sub,
-    uses_pcsg,
-)
-
-GROVE_API_VERSION: Final = "grove.io/v1alpha1"
-TARGET_PCS: Final = "PodCliqueSet"
-TARGET_PCLQ_TEMPLATE: Final = "PodCliqueTemplateSpec"
-TARGET_PCSG_CONFIG: Final = "PodCliqueScalingGroupConfig"
-
-SCOPE_ROOT: Final = "root"
-SCOPE_COMPONENT: Final = "component"
-SCOPE_LEADER: Final = "multinode.leader"
-SCOPE_WORKER: Final = "multinode.worker"
+from validation.objects import JSON, is_inter_pod_gms_literal, is_multinode, string, sub, uses_pcsg
 
 _OWNERSHIP: Final = "is Dynamo-owned or not enabled for provider override"
 _MISSING: Final = object()

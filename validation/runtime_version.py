@@ -6,8 +6,9 @@ import re
 from collections.abc import Callable
 from typing import Final
 
+from domain.constants import MAIN_CONTAINER
 from validation.errors import FieldError, Path, required
-from validation.objects import JSON, MAIN_CONTAINER_NAME, lst, string, sub
+from validation.objects import JSON, lst, string, sub
 
 OVERRIDE_REQUIRED_MSG: Final = (
     "is required when the specified main container image has no parseable semantic-version tag"
@@ -76,7 +77,7 @@ def override_required(image: str, override: str) -> bool:
 def hub_image_and_path(component: JSON, path: Path) -> tuple[str, Path]:
     image_path = path.child("podTemplate", "spec", "containers")
     for i, c in enumerate(lst(sub(sub(component, "podTemplate"), "spec"), "containers")):
-        if isinstance(c, dict) and c.get("name") == MAIN_CONTAINER_NAME:
+        if isinstance(c, dict) and c.get("name") == MAIN_CONTAINER:
             return string(c, "image"), image_path.index(i).child("image")
     return "", image_path
 

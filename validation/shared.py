@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from domain.admission import InferencePoolProbe
+from domain.constants import SCOPE_COMPONENT, SCOPE_LEADER, SCOPE_WORKER
 from validation import failover, provider_override, runtime_version, topology
-from validation.context import InferencePoolProbe
 from validation.errors import FieldError, GoJSON, Path, forbidden, invalid, required
 from validation.objects import (
     JSON,
@@ -67,7 +68,7 @@ def component_errors(component: JSON, path: Path, opts: SharedOptions) -> list[F
                 path.child("providerOverride"),
                 supported=opts.provider_overrides_supported,
                 provider=opts.provider,
-                scope=provider_override.SCOPE_COMPONENT,
+                scope=SCOPE_COMPONENT,
                 component=component,
             )
         )
@@ -76,8 +77,8 @@ def component_errors(component: JSON, path: Path, opts: SharedOptions) -> list[F
     mn = sub(component, "multinode")
     if mn is not None:
         for role, scope in (
-            ("leader", provider_override.SCOPE_LEADER),
-            ("worker", provider_override.SCOPE_WORKER),
+            ("leader", SCOPE_LEADER),
+            ("worker", SCOPE_WORKER),
         ):
             rpo = sub(sub(mn, role), "providerOverride")
             if rpo is not None:

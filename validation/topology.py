@@ -6,16 +6,11 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from validation.context import ClusterTopologyReader, LookupNotFound
+from domain.admission import ClusterTopologyReader, LookupNotFound
+from domain.constants import PROVIDER_GROVE, SCOPE_COMPONENT, SCOPE_LEADER, SCOPE_ROOT, SCOPE_WORKER
 from validation.errors import FieldError, GoJSON, Path, forbidden, go_quote, invalid, required
-from validation.objects import JSON, PROVIDER_GROVE, lst, string, sub
-from validation.provider_override import (
-    SCOPE_COMPONENT,
-    SCOPE_LEADER,
-    SCOPE_ROOT,
-    SCOPE_WORKER,
-    override_writes_topology,
-)
+from validation.objects import JSON, lst, string, sub
+from validation.provider_override import override_writes_topology
 
 DOMAIN_PATTERN: Final = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
 _DOMAIN_RE: Final = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")

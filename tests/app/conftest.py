@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from app.routes import AppState, create_app
 from app.settings import Settings
-from validation.context import AdmissionContext
+from domain.admission import AdmissionContext
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -18,8 +18,8 @@ from app.cli import build_parser, main
 from app.inventory import KINDS, CrdInfo, Listing, Progress, RateLimiter, select_kinds
 from app.settings import Settings
 from certs.kube import ApiError
+from domain.admission import AdmissionContext
 from tests.app.dynamo_api import FakeApi
-from validation.context import AdmissionContext
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "admission" / "manifests"

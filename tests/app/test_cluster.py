@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-import validation
+import kinds
 from app.cluster import INFERENCE_POOL_GROUP, LiveLookups, build_cluster_services
 from app.settings import Settings
 from certs.kube import ApiError, Kube, load_api_client
+from domain.admission import LookupNotFound
 from tests.admission_helpers import make_input
 from tests.fakekube.fixtures import fake_kube, kubeconfig_path
 from tests.fakekube.server import FakeKube
-from validation.context import LookupNotFound
 
 __all__ = ["fake_kube", "kubeconfig_path"]
 
@@ -87,12 +87,12 @@ def test_epp_components_need_the_inference_pool_api_in_a_cluster(
     assert ctx.settings.cluster_lookups is True
     obj = yaml.safe_load(EPP_DGD.read_text())
     inp = make_input(obj["apiVersion"], obj["kind"], "CREATE", obj)
-    denied = validation.validate(inp, ctx)
+    denied = kinds.validate(inp, ctx)
     assert denied.allowed is False
     assert ("Forbidden: cannot deploy EPP component: InferencePool API group (inference.networking.k8s.io) is "
             "not available in the cluster") in denied.message
     fake_kube.extra_groups.add(INFERENCE_POOL_GROUP)
-    assert "InferencePool" not in validation.validate(inp, ctx).message
+    assert "InferencePool" not in kinds.validate(inp, ctx).message
     # Offline (no API), the look-up is skipped as upstream does without a cluster.
     offline = Settings(cert_mode="dev").admission_settings()
     assert offline.cluster_lookups is False

@@ -12,11 +12,10 @@ import pytest
 from starlette.testclient import TestClient
 
 import conversion
-import defaulting
-import validation
+import kinds
 from app.routes import WEBHOOK_ROUTES
+from domain.admission import AdmissionContext, AdmissionInput, Decision
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
-from validation.context import AdmissionContext, AdmissionInput, Decision
 
 
 def post(client: TestClient, path: str, doc: Any) -> Any:
@@ -45,7 +44,7 @@ def _patched(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
 def test_mutating_answer_carries_base64_json_patch_without_removes(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(defaulting, "default", _patched)
+    monkeypatch.setattr(kinds, "default", _patched)
     review = admission_review()
     out = post(client, "/mutate", review)["response"]
     assert out["patchType"] == "JSONPatch"
@@ -57,13 +56,13 @@ def test_mutating_answer_carries_base64_json_patch_without_removes(
 
 
 def test_mutating_answer_without_changes_has_no_patch(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(defaulting, "default", lambda inp, ctx: Decision.allow(patched=inp.object))
+    monkeypatch.setattr(kinds, "default", lambda inp, ctx: Decision.allow(patched=inp.object))
     out = post(client, "/mutate", admission_review())["response"]
     assert "patch" not in out and "patchType" not in out
 
 
 def test_validating_answer_never_carries_a_patch(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(validation, "validate", _patched)
+    monkeypatch.setattr(kinds, "validate", _patched)
     out = post(client, "/validate", admission_review())["response"]
     assert out["allowed"] is True
     assert "patch" not in out and "patchType" not in out
@@ -77,7 +76,7 @@ def test_denial_keeps_status_and_clips_warnings(client: TestClient, monkeypatch:
         return Decision.deny('Kind.nvidia.com "a" is invalid: spec: Required value', 422, "Invalid",
                              warnings=[long_warning, "short", upstream_sized], details={"name": "a"})
 
-    monkeypatch.setattr(validation, "validate", deny)
+    monkeypatch.setattr(kinds, "validate", deny)
     out = post(client, "/validate", admission_review())["response"]
     assert out["allowed"] is False
     assert out["status"]["code"] == 422
@@ -95,8 +94,8 @@ def test_handler_exception_is_a_500_denial_with_uid(
     def boom(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(validation, "validate", boom)
-    monkeypatch.setattr(defaulting, "default", boom)
+    monkeypatch.setattr(kinds, "validate", boom)
+    monkeypatch.setattr(kinds, "default", boom)
     out = post(client, path, admission_review(uid="u-500"))["response"]
     assert out["uid"] == "u-500"
     assert out["allowed"] is False
@@ -118,7 +117,7 @@ def test_per_kind_path_passes_its_gvk_guard(client: TestClient, monkeypatch: pyt
         seen.append(inp.expected_gvk)
         return Decision.allow()
 
-    monkeypatch.setattr(validation, "validate", record)
+    monkeypatch.setattr(kinds, "validate", record)
     post(client, "/validate/nvidia.com/v1beta1/dynamographdeployments", admission_review())
     post(client, "/validate", admission_review())
     assert str(seen[0]) == "nvidia.com/v1beta1, Kind=DynamoGraphDeployment"

@@ -9,10 +9,10 @@ import pytest
 from starlette.testclient import TestClient
 
 import conversion
-import validation
+import kinds
 from app.schema import first_type_error, skeleton_for
+from domain.admission import AdmissionContext, AdmissionInput, Decision
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
-from validation.context import AdmissionContext, AdmissionInput, Decision
 
 B1 = "nvidia.com/v1beta1"
 
@@ -60,7 +60,7 @@ def test_a_mistyped_object_is_a_400_before_any_rule_runs(
     def never(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         raise AssertionError("rules must not see an object that fails typed decoding")
 
-    monkeypatch.setattr(validation, "validate", never)
+    monkeypatch.setattr(kinds, "validate", never)
     review = admission_review(dgd(components=[{"name": "w", "replicas": "two"}]))
     out = client.post(path, content=json.dumps(review), headers=JSON_HEADERS).json()["response"]
     assert out["allowed"] is False
@@ -75,7 +75,7 @@ def test_old_object_is_examined_when_a_handler_fails(client: TestClient, monkeyp
         calls.append(inp.operation)
         raise TypeError("bool is not an int")
 
-    monkeypatch.setattr(validation, "validate", crash)
+    monkeypatch.setattr(kinds, "validate", crash)
     review = admission_review(dgd(components=[{"name": "w"}]), operation="UPDATE",
                               old=dgd(components=[{"name": "w", "replicas": True}]))
     out = client.post("/validate", content=json.dumps(review), headers=JSON_HEADERS).json()["response"]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from defaulting import dcd
-from validation.context import Operation
+from domain.admission import Operation
 
 
 def component(spec: dict[str, Any] | None, name: str | None = "frontend") -> dict[str, Any]:

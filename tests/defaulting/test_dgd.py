@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from defaulting import dgd
-from validation.context import AdmissionSettings, Operation
+from domain.admission import AdmissionSettings, Operation
 
 PROVIDER = "nvidia.com/workload-provider"
 ORIGIN = "nvidia.com/dynamo-operator-origin-version"

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from defaulting import dgdr
-from validation.context import AdmissionSettings, Operation
+from domain.admission import AdmissionSettings, Operation
 
 REPO = "nvcr.io/nvidia/ai-dynamo/dynamo-planner"
 

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import jsonpatch
 import pytest
 
-import defaulting
+import kinds
 from conversion.errors import ConversionError
-from defaulting import common
+from domain.admission import GVK, AdmissionContext, AdmissionSettings, Decision, Operation
+from kinds.registry import Registry
 from tests.admission_helpers import PER_KIND_GVK, make_input
-from validation.context import GVK, AdmissionContext, AdmissionSettings, Decision, Operation
 
 HUB = "nvidia.com/v1beta1"
 ALPHA = "nvidia.com/v1alpha1"
@@ -40,7 +41,7 @@ def run(
     ctx: AdmissionContext = CTX,
     **kwargs: Any,
 ) -> Decision:
-    return defaulting.default(make_input(api, kind, operation, obj, old, **kwargs), ctx)
+    return kinds.default(make_input(api, kind, operation, obj, old, **kwargs), ctx)
 
 
 def test_hub_dgd_create() -> None:
@@ -107,19 +108,19 @@ def test_pods_go_to_the_restore_mutator() -> None:
 
 def test_undecodable_object() -> None:
     inp = make_input(HUB, "DynamoGraphDeployment", "CREATE", None)
-    d = defaulting.default(inp, CTX)
+    d = kinds.default(inp, CTX)
     assert not d.allowed and d.code == 400 and "reason" not in d.status
 
 
 def test_namespace_exclusion_uses_the_object_namespace() -> None:
     ctx = AdmissionContext(CTX.settings, namespace_excluded=lambda ns: ns == "team")
     inp = make_input(HUB, "DynamoGraphDeployment", "CREATE", dgd(ns="team"))
-    assert defaulting.default(inp, ctx).patched is None
+    assert kinds.default(inp, ctx).patched is None
     # The request namespace alone does not exclude anything.
     obj = dgd(ns="other")
     inp = make_input(HUB, "DynamoGraphDeployment", "CREATE", obj)
     inp = dataclasses.replace(inp, namespace="team")
-    assert defaulting.default(inp, ctx).patched is not None
+    assert kinds.default(inp, ctx).patched is not None
 
 
 @pytest.mark.parametrize("kind", sorted(PER_KIND_GVK))
@@ -192,9 +193,26 @@ def fake_convert(obj: dict[str, Any], desired: str) -> dict[str, Any]:
     return obj
 
 
+@dataclasses.dataclass(frozen=True)
+class FakeConverter:
+    kind: str
+    fn: Callable[[dict[str, Any], str], dict[str, Any]]
+
+    def convert(self, obj: dict[str, Any], desired: str) -> dict[str, Any]:
+        return self.fn(obj, desired)
+
+
+def use_converter(monkeypatch: pytest.MonkeyPatch, fn: Callable[[dict[str, Any], str], dict[str, Any]]) -> None:
+    """Every convertible kind of the registry converts with ``fn``."""
+    registry = Registry()
+    for kind in kinds.REGISTRY:
+        registry.register(dataclasses.replace(kind, converter=FakeConverter(kind.kind, fn)) if kind.converter else kind)
+    monkeypatch.setattr(kinds, "REGISTRY", registry)
+
+
 @pytest.fixture
 def converter(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(common.conversion, "convert", fake_convert)
+    use_converter(monkeypatch, fake_convert)
 
 
 def alpha_graph(services: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:
@@ -249,7 +267,7 @@ def test_v1alpha1_dgdr_round_trip() -> None:
 
 @pytest.mark.usefixtures("converter")
 def test_conversion_failure_is_a_bad_request() -> None:
-    d = defaulting.default(
+    d = kinds.default(
         make_input(
             ALPHA, "DynamoGraphDeployment", "CREATE", {"apiVersion": ALPHA, "kind": "Broken", "metadata": {}}
         ),
@@ -266,7 +284,7 @@ def status_converter(obj: dict[str, Any], desired: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("status", [None, {"state": "successful", "conditions": []}])
 def test_v1alpha1_answer_keeps_the_status_as_sent(monkeypatch: pytest.MonkeyPatch, status: Any) -> None:
-    monkeypatch.setattr(common.conversion, "convert", status_converter)
+    use_converter(monkeypatch, status_converter)
     sent = alpha_graph({"W": {}})
     if status is not None:
         sent["status"] = status

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from defaulting import pod
+from domain.admission import AdmissionContext, AdmissionSettings, Operation
 from tests.admission_helpers import make_input
-from validation.context import AdmissionContext, AdmissionSettings, Operation
 
 CANDIDATE_LABELS = {
     "nvidia.com/dynamo-component": "worker",

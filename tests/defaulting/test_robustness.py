@@ -8,10 +8,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-import defaulting
+import kinds
+from domain.admission import AdmissionContext, AdmissionSettings, Operation
 from tests.admission_helpers import make_input
 from tests.defaulting.shapes import ANNOTATIONS, DCD_SPEC, DGD_SPEC, DGDR_SPEC, members
-from validation.context import AdmissionContext, AdmissionSettings, Operation
 
 HUB = "nvidia.com/v1beta1"
 SPECS = {
@@ -34,8 +34,8 @@ def test_defaulting_any_shape(
     meta: dict[str, Any] = {"name": "x", "namespace": "n", "annotations": data.draw(ANNOTATIONS)}
     obj = {"apiVersion": HUB, "kind": kind, "metadata": meta, "spec": data.draw(SPECS[kind])}
     old = obj if operation == "UPDATE" else None
-    d = defaulting.default(make_input(HUB, kind, operation, obj, old), ctx)
+    d = kinds.default(make_input(HUB, kind, operation, obj, old), ctx)
     assert d.allowed
     if d.patched is not None:
-        again = defaulting.default(make_input(HUB, kind, operation, d.patched, old), ctx)
+        again = kinds.default(make_input(HUB, kind, operation, d.patched, old), ctx)
         assert again.allowed and again.patched is None

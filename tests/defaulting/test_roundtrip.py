@@ -9,10 +9,10 @@ import jsonpatch
 from hypothesis import given
 from hypothesis import strategies as st
 
-import defaulting
+import kinds
 from defaulting.common import keep_sent_fields
+from domain.admission import AdmissionContext, AdmissionSettings, Operation
 from tests.admission_helpers import make_input
-from validation.context import AdmissionContext, AdmissionSettings, Operation
 
 ALPHA = "nvidia.com/v1alpha1"
 CTXS = [
@@ -61,7 +61,7 @@ dgdr_specs = st.fixed_dictionaries(
 
 def check(sent: dict[str, Any], operation: Operation, ctx: AdmissionContext) -> None:
     old = sent if operation == "UPDATE" else None
-    d = defaulting.default(make_input(ALPHA, sent["kind"], operation, sent, old), ctx)
+    d = kinds.default(make_input(ALPHA, sent["kind"], operation, sent, old), ctx)
     assert d.allowed, d.message
     if d.patched is None:
         return
@@ -69,7 +69,7 @@ def check(sent: dict[str, Any], operation: Operation, ctx: AdmissionContext) -> 
     patch = jsonpatch.make_patch(sent, d.patched)
     assert all(op["op"] in ("add", "replace") for op in patch.patch), patch.patch
     assert patch.apply(sent) == d.patched
-    again = defaulting.default(
+    again = kinds.default(
         make_input(ALPHA, sent["kind"], operation, d.patched, d.patched if old is not None else None), ctx
     )
     assert again.patched is None or again.patched == d.patched
@@ -128,7 +128,7 @@ def test_v1alpha1_dgd_defaults_land_at_service_paths() -> None:
     sent = alpha_dgd(
         {"Frontend": {"componentType": "frontend"}, "Worker": {"replicas": 0, "multinode": {"nodeCount": 2}}}
     )
-    d = defaulting.default(make_input(ALPHA, "DynamoGraphDeployment", "CREATE", sent), CTXS[0])
+    d = kinds.default(make_input(ALPHA, "DynamoGraphDeployment", "CREATE", sent), CTXS[0])
     assert d.patched is not None
     ops = {op["path"]: op.get("value") for op in jsonpatch.make_patch(sent, d.patched).patch}
     assert ops == {
@@ -144,7 +144,7 @@ def test_v1alpha1_dgd_defaults_land_at_service_paths() -> None:
 
 def test_v1alpha1_dgd_update_uses_the_stored_provider() -> None:
     sent = alpha_dgd({"Worker": {"componentType": "worker"}}, {"nvidia.com/workload-provider": "component"})
-    d = defaulting.default(make_input(ALPHA, "DynamoGraphDeployment", "UPDATE", sent, sent), CTXS[0])
+    d = kinds.default(make_input(ALPHA, "DynamoGraphDeployment", "UPDATE", sent, sent), CTXS[0])
     assert d.patched is not None
     ops = {op["path"]: op.get("value") for op in jsonpatch.make_patch(sent, d.patched).patch}
     assert ops == {"/spec/services/Worker/replicas": 1}
@@ -156,6 +156,6 @@ def test_v1alpha1_dgd_create_with_provider_already_stamped_has_no_patch() -> Non
         {"nvidia.com/workload-provider": "component", "nvidia.com/dynamo-operator-origin-version": "0.9.0"},
     )
     assert (
-        defaulting.default(make_input(ALPHA, "DynamoGraphDeployment", "CREATE", sent), CTXS[1]).patched
+        kinds.default(make_input(ALPHA, "DynamoGraphDeployment", "CREATE", sent), CTXS[1]).patched
         is None
     )

@@ -1,6 +1,6 @@
 """The verified mutating vectors of every kind (expected values from the pinned upstream code).
 
-Each vector is answered by :func:`defaulting.default`; the answer's JSON patch (as the HTTP
+Each vector is answered by :func:`kinds.default`; the answer's JSON patch (as the HTTP
 layer computes it: a diff against the object as sent, without ``remove`` operations) is
 applied to the sent object and the result compared with the vector's expectations.
 """
@@ -16,10 +16,10 @@ import jsonpointer
 import pytest
 
 import conversion
-import defaulting
+import kinds
 from conversion.errors import ConversionError
+from domain.admission import AdmissionContext, AdmissionSettings
 from tests.admission_helpers import make_input
-from validation.context import AdmissionContext, AdmissionSettings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "admission"
 KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoGraphDeploymentRequest")
@@ -66,7 +66,7 @@ def test_mutating_vector(vector: dict[str, Any]) -> None:
     if alpha_hub_kind and not converts(sent):
         pytest.skip("v1alpha1 conversion of this kind is not available")
     inp = make_input(vector["apiVersion"], vector["kind"], vector["operation"], sent, vector["oldObject"])
-    d = defaulting.default(inp, CTX)
+    d = kinds.default(inp, CTX)
     expect = vector["expect"]
     assert d.allowed is expect["allowed"]
     for text in expect.get("messageContains", []):
@@ -84,7 +84,7 @@ def test_mutating_vector(vector: dict[str, Any]) -> None:
     for path, value in expect.get("patchedObjectContains", {}).items():
         assert lookup(result, path) == value, path
     # Reinvocation: defaulting the answer again changes nothing.
-    again = defaulting.default(
+    again = kinds.default(
         make_input(vector["apiVersion"], vector["kind"], vector["operation"], result, vector["oldObject"]),
         CTX,
     )

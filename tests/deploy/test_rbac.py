@@ -25,9 +25,9 @@ import yaml
 from app.cluster import ClusterServices, build_cluster_services
 from app.settings import Settings
 from certs import pki
+from domain.admission import LookupNotFound
 from tests.deploy.manifests import OVERLAYS, Build, build
 from tests.fakekube.server import Call, FakeKube
-from validation.context import LookupNotFound
 
 FIXTURE_CRDS = Path(__file__).resolve().parents[1] / "fixtures" / "certs" / "crds.yaml"
 ADMISSION = "admissionregistration.k8s.io"

@@ -12,14 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import conversion
-import defaulting
-import validation
+import kinds
 from app.dispatch import review_admission
 from app.reviews import InvalidRequest, admission_input, read_admission_review
 from app.settings import Settings
+from domain.admission import AdmissionContext, Decision
 from tests.fuzz.checks import check_admission_answer
 from tests.fuzz.strategies import admission_reviews, dynamo_objects
-from validation.context import AdmissionContext, Decision
 
 GATES = st.builds(
     lambda grove, checkpoint, gpu: AdmissionContext(
@@ -61,9 +60,9 @@ def test_admission_handlers_never_raise_and_answers_are_well_formed(
     review: dict[str, Any], ctx: AdmissionContext
 ) -> None:
     original = copy.deepcopy(review)
-    checked = _direct(validation.validate, review, ctx)
+    checked = _direct(kinds.validate, review, ctx)
     assert checked is None or checked.patched is None
-    defaulted = _direct(defaulting.default, review, ctx)
+    defaulted = _direct(kinds.default, review, ctx)
     if defaulted is not None and defaulted.patched is not None:
         orjson.dumps(defaulted.patched)
     assert review == original, "handlers must not modify the request"

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from app.dispatch import review_admission, review_conversion
 from app.reviews import BadRequest, InvalidRequest, admission_input, parse_json, read_admission_review
 from app.settings import Settings
+from domain.admission import AdmissionContext
 from tests.fuzz.checks import check_admission_answer, check_conversion_answer
 from tests.fuzz.strategies import admission_reviews, dynamo_objects, json_values
-from validation.context import AdmissionContext
 
 CTX = AdmissionContext(settings=Settings().admission_settings())
 

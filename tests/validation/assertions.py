@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from validation.context import Decision
+from domain.admission import Decision
 
 
 def invalid_message(kind: str, name: str, errors: list[str]) -> str:

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from domain.admission import AdmissionContext
+from kinds import validate
 from tests.admission_helpers import make_input
 from tests.validation.assertions import assert_allowed, assert_invalid
 from tests.validation.conversion_probe import require_conversion
 from tests.validation.dgd_builders import IMAGE, component, dgd
-from validation import validate
-from validation.context import AdmissionContext
 
 JSON = dict[str, Any]
 DGD = "DynamoGraphDeployment"

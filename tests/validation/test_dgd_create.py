@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from domain.admission import AdmissionContext, AdmissionSettings
+from kinds import validate
 from tests.admission_helpers import make_input
 from tests.validation.assertions import assert_allowed, assert_invalid
 from tests.validation.dgd_builders import component, container, dgd
-from validation import validate
-from validation.context import AdmissionContext, AdmissionSettings
 
 KIND = "DynamoGraphDeployment"
 ANN = "metadata.annotations"

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 import conversion
 from conversion.errors import ConversionError
+from domain.admission import AdmissionContext, AdmissionSettings, Decision, Operation
 from tests.admission_helpers import make_input
 from tests.defaulting.shapes import DGDR_SPEC, members
 from validation import dgdr
-from validation.context import AdmissionContext, AdmissionSettings, Decision, Operation
 
 HUB = "nvidia.com/v1beta1"
 KIND = "DynamoGraphDeploymentRequest"

@@ -10,11 +10,11 @@ import pytest
 import yaml
 
 import conversion
-import defaulting
+import kinds
 from conversion.errors import ConversionError
+from domain.admission import AdmissionContext, AdmissionSettings, Decision, Operation
 from tests.admission_helpers import make_input
 from validation import dgdr, dynamomodel
-from validation.context import AdmissionContext, AdmissionSettings, Decision, Operation
 
 MANIFESTS = Path(__file__).resolve().parents[1] / "fixtures" / "admission" / "manifests"
 CTX = AdmissionContext(AdmissionSettings(operator_version="1.1.0"))
@@ -33,7 +33,7 @@ def chain(
 ) -> tuple[Decision, Decision]:
     """Mutate, apply the patch as the apiserver would, then validate the result."""
     api, kind = obj["apiVersion"], obj["kind"]
-    mutated = defaulting.default(make_input(api, kind, operation, obj, old), CTX)
+    mutated = kinds.default(make_input(api, kind, operation, obj, old), CTX)
     stored = obj
     if mutated.patched is not None:
         ops = [op for op in jsonpatch.make_patch(obj, mutated.patched).patch if op["op"] != "remove"]
@@ -101,7 +101,7 @@ def test_v1alpha1_dgdr_without_images_gets_the_default_in_profiler_image() -> No
     )
     assert validated.allowed, validated.message
     # The answer defaults to itself.
-    again = defaulting.default(make_input(obj["apiVersion"], obj["kind"], "CREATE", mutated.patched), CTX)
+    again = kinds.default(make_input(obj["apiVersion"], obj["kind"], "CREATE", mutated.patched), CTX)
     assert again.patched is None
 
 

@@ -10,9 +10,9 @@ import pytest
 
 import conversion
 from conversion.errors import ConversionError
+from domain.admission import AdmissionContext, AdmissionSettings
 from tests.admission_helpers import make_input
 from validation import dgdr, dynamomodel
-from validation.context import AdmissionContext, AdmissionSettings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "admission"
 CTX = AdmissionContext(AdmissionSettings(operator_version="1.1.0"))

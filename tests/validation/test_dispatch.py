@@ -1,4 +1,4 @@
-"""Common pre-checks of ``validation.validate`` (spec §1): DELETE, sub-resources, terminating
+"""Common pre-checks of ``kinds.validate`` (spec §1): DELETE, sub-resources, terminating
 objects, namespace exclusion, the GVK guard of the per-kind paths, kinds without rules."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import copy
 
 import pytest
 
+from domain.admission import GVK, AdmissionContext
+from kinds import validate
 from tests.admission_helpers import PER_KIND_GVK, make_input
 from tests.validation.assertions import assert_allowed
 from tests.validation.dgd_builders import dcd, dgd
-from validation import validate
-from validation.context import GVK, AdmissionContext
 
 INVALID_DGD = dgd([])  # denied on CREATE/UPDATE: no components
 INVALID_DCD = dcd(image=None)

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from domain.admission import AdmissionContext, AdmissionSettings, Decision, Operation
 from tests.admission_helpers import make_input
 from tests.defaulting.shapes import CHECKPOINT_SPEC, members
 from validation import dynamocheckpoint
-from validation.context import AdmissionContext, AdmissionSettings, Decision, Operation
 
 API = "nvidia.com/v1alpha1"
 KIND = "DynamoCheckpoint"

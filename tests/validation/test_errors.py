@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from validation.context import GVK
+from domain.admission import GVK, gvk_mismatch_message
 from validation.errors import (
     GoJSON,
     Path,
@@ -14,7 +14,6 @@ from validation.errors import (
     duplicate,
     forbidden,
     go_quote,
-    gvk_mismatch_message,
     invalid,
     invalid_decision,
     not_supported,

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
+from domain.admission import AdmissionContext, AdmissionSettings, LookupNotFound
+from kinds import validate
 from tests.admission_helpers import make_input
 from tests.validation.assertions import assert_allowed, assert_invalid
 from tests.validation.dgd_builders import component, dgd
-from validation import validate
-from validation.context import AdmissionContext, AdmissionSettings, LookupNotFound
 
 KIND = "DynamoGraphDeployment"
 JSON = dict[str, Any]

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-import defaulting
+import kinds
+from domain.admission import AdmissionContext, AdmissionSettings, Decision
+from kinds import validate
 from tests.admission_helpers import make_input
-from validation import validate
-from validation.context import AdmissionContext, AdmissionSettings, Decision
 
 MANIFESTS = Path(__file__).resolve().parent.parent / "fixtures" / "admission" / "manifests"
 OVERRIDE = "is required when the specified main container image has no parseable semantic-version tag"
@@ -30,7 +30,7 @@ def load(rel: str) -> JSON:
 
 def admit(obj: JSON, ctx: AdmissionContext | None = None) -> Decision:
     ctx = ctx or AdmissionContext()
-    mutated = defaulting.default(make_input(obj["apiVersion"], obj["kind"], "CREATE", obj), ctx)
+    mutated = kinds.default(make_input(obj["apiVersion"], obj["kind"], "CREATE", obj), ctx)
     assert mutated.allowed, mutated.status
     final = mutated.patched if mutated.patched is not None else obj
     return validate(make_input(obj["apiVersion"], obj["kind"], "CREATE", final), ctx)

@@ -8,10 +8,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from domain.admission import AdmissionContext
+from kinds import validate
 from tests.admission_helpers import make_input
 from tests.validation.dgd_builders import IMAGE, container, dgd
-from validation import validate
-from validation.context import AdmissionContext
 from validation.errors import aggregate_message
 
 JSON = dict[str, Any]

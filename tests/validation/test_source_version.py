@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import copy
 
+from domain.admission import AdmissionContext
+from kinds import validate
 from tests.admission_helpers import PER_KIND_GVK, make_input
 from tests.validation.assertions import assert_allowed, assert_invalid
 from tests.validation.conversion_probe import require_conversion
 from tests.validation.dgd_builders import component, dgd
-from validation import validate
-from validation.context import AdmissionContext
 
 KIND = "DynamoGraphDeployment"
 OVERRIDE = "is required when the specified main container image has no parseable semantic-version tag"

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from domain.admission import AdmissionContext
+from kinds import validate
 from tests.admission_helpers import make_input
 from tests.validation.conversion_probe import require_conversion
-from validation import validate
-from validation.context import AdmissionContext
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "admission"
 

@@ -33,6 +33,11 @@ class GVK:
         return f"{self.api_version}, Kind={self.kind}"
 
 
+def gvk_mismatch_message(expected: GVK, got: GVK) -> str:
+    """The GVK guard's plain error text."""
+    return f"admission requires {expected}, got {got}; check webhook and CRD conversion configuration"
+
+
 @dataclass(frozen=True, slots=True)
 class UserInfo:
     username: str = ""
