@@ -19,6 +19,8 @@ COPY conversion ./conversion
 COPY defaulting ./defaulting
 COPY validation ./validation
 COPY certs ./certs
+COPY domain ./domain
+COPY kinds ./kinds
 RUN python -m pip wheel --no-deps --no-build-isolation --wheel-dir /dist .
 
 FROM ${PYTHON_IMAGE}

@@ -35,9 +35,7 @@ from app.cluster import LiveLookups
 from app.inventory import (
     EXIT_FINDINGS,
     EXIT_OK,
-    GROUP,
     CrdInfo,
-    DynamoKind,
     JsonObj,
     Listing,
     Progress,
@@ -50,6 +48,8 @@ from app.inventory import (
     select_kinds,
 )
 from app.settings import ADMISSION_FIELDS, Settings, add_settings_arguments, settings_from_args
+from domain.constants import GROUP
+from kinds.registry import Kind
 
 Operation = Literal["UPDATE", "CREATE"]
 
@@ -234,7 +234,7 @@ class Auditor:
         return self.to_version(obj, api_version.rpartition("/")[2])
 
     # -- admission
-    def _review(self, kind: DynamoKind, hook: Hook, operation: Operation, request_version: str,
+    def _review(self, kind: Kind, hook: Hook, operation: Operation, request_version: str,
                 obj: JsonObj, old: JsonObj | None) -> JsonObj:
         self._uid += 1
         meta = obj.get("metadata") or {}
@@ -258,7 +258,7 @@ class Auditor:
             },
         }
 
-    def admit(self, kind: DynamoKind, operation: Operation, request_version: str, obj: JsonObj,
+    def admit(self, kind: Kind, operation: Operation, request_version: str, obj: JsonObj,
               old: JsonObj | None) -> Check:
         """Mutating then validating webhook of ``kind`` for ``obj`` sent in ``request_version``."""
         import jsonpatch
@@ -293,7 +293,7 @@ class Auditor:
             obj = sent
         return check
 
-    def audit(self, kind: DynamoKind, obj: JsonObj, crd: CrdInfo) -> ObjectReport:
+    def audit(self, kind: Kind, obj: JsonObj, crd: CrdInfo) -> ObjectReport:
         """Every check of one object as listed (in any served version)."""
         from app.dispatch import ConversionFailure
         from app.roundtrip import roundtrip_problems
@@ -336,7 +336,7 @@ class Auditor:
 
 @dataclass
 class KindState:
-    kind: DynamoKind
+    kind: Kind
     crd: CrdInfo | None
     listed_as: str = ""
     objects: int = 0
@@ -450,7 +450,7 @@ class CachedLookups(LiveLookups):
         return found
 
 
-def run(kube: Any, kinds: Sequence[DynamoKind], namespace: str | None, settings: Settings, *,
+def run(kube: Any, kinds: Sequence[Kind], namespace: str | None, settings: Settings, *,
         page_size: int = 500, progress: Progress | None = None) -> Report:
     started = time.monotonic()
     ctx, scope = admission_context(kube, settings)

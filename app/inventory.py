@@ -17,43 +17,27 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from certs.kube import ApiError, Backoff, Kube, crd_path, in_cluster_namespace, load_api_client
+from domain.constants import GROUP
+from kinds import custom_kinds
+from kinds.registry import Kind
 
 JsonObj = dict[str, Any]
 
-GROUP = "nvidia.com"
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
-@dataclass(frozen=True, slots=True)
-class DynamoKind:
-    kind: str
-    plural: str
-    short: str
-    convertible: bool
-
-    @property
-    def crd_name(self) -> str:
-        return f"{self.plural}.{GROUP}"
+#: The kinds of this project's API group (the registry's order): what audit and storage-migrate list.
+KINDS: tuple[Kind, ...] = tuple(custom_kinds())
 
 
-KINDS: tuple[DynamoKind, ...] = (
-    DynamoKind("DynamoGraphDeployment", "dynamographdeployments", "dgd", True),
-    DynamoKind("DynamoComponentDeployment", "dynamocomponentdeployments", "dcd", True),
-    DynamoKind("DynamoGraphDeploymentRequest", "dynamographdeploymentrequests", "dgdr", True),
-    DynamoKind("DynamoGraphDeploymentScalingAdapter", "dynamographdeploymentscalingadapters", "dgdsa", True),
-    DynamoKind("DynamoModel", "dynamomodels", "dm", False),
-    DynamoKind("DynamoCheckpoint", "dynamocheckpoints", "dckpt", False),
-)
-
-
-def select_kinds(spec: str | None, *, convertible_only: bool = False) -> tuple[DynamoKind, ...]:
+def select_kinds(spec: str | None, *, convertible_only: bool = False) -> tuple[Kind, ...]:
     """Kinds named in a comma-separated list (kind, plural or short name, any case); all when empty.
 
     Raises ``ValueError`` naming what is unknown."""
     pool = tuple(k for k in KINDS if k.convertible or not convertible_only)
     if not spec:
         return pool
-    chosen: list[DynamoKind] = []
+    chosen: list[Kind] = []
     for word in (w.strip().lower() for w in spec.split(",")):
         if not word:
             continue
@@ -106,19 +90,19 @@ class CrdInfo:
         return self.stored_versions == (self.storage_version,)
 
 
-def read_crd(kube: Kube, kind: DynamoKind) -> CrdInfo | None:
+def read_crd(kube: Kube, kind: Kind) -> CrdInfo | None:
     """The kind's CRD, or ``None`` when it is not installed."""
     crd = kube.get(crd_path(kind.crd_name))
     return None if crd is None else CrdInfo.parse(crd)
 
 
-def collection_path(kind: DynamoKind, version: str, namespace: str | None = None) -> str:
+def collection_path(kind: Kind, version: str, namespace: str | None = None) -> str:
     if namespace:
         return f"/apis/{GROUP}/{version}/namespaces/{namespace}/{kind.plural}"
     return f"/apis/{GROUP}/{version}/{kind.plural}"
 
 
-def object_path(kind: DynamoKind, version: str, namespace: str, name: str) -> str:
+def object_path(kind: Kind, version: str, namespace: str, name: str) -> str:
     return f"{collection_path(kind, version, namespace)}/{name}"
 
 

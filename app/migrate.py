@@ -11,10 +11,9 @@ import orjson
 from app.cli import EXIT_FINDINGS, EXIT_OK, Document, dump, is_dynamo
 from app.dispatch import ConversionFailure
 from app.roundtrip import CONVERTIBLE, VERSIONS, convert_one, other_version, roundtrip_problems
+from kinds import REGISTRY
 
-PAYLOAD_KEYS = tuple(
-    f"nvidia.com/{short}-{part}" for short in ("dgd", "dcd", "dgdr") for part in ("spec", "status")
-)
+PAYLOAD_KEYS = tuple(key for kind in REGISTRY for key in kind.payload_keys)
 
 
 def convertible(body: Any) -> bool:

@@ -9,16 +9,12 @@ from collections.abc import Callable
 from typing import Any
 
 from app.dispatch import convert_objects
+from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION
+from kinds import REGISTRY
 
-CONVERTIBLE = frozenset(
-    {
-        "DynamoGraphDeployment",
-        "DynamoComponentDeployment",
-        "DynamoGraphDeploymentRequest",
-        "DynamoGraphDeploymentScalingAdapter",
-    }
-)
-VERSIONS = ("nvidia.com/v1alpha1", "nvidia.com/v1beta1")
+#: Kinds with more than one served version, and the apiVersions conversion works between.
+CONVERTIBLE = frozenset(k.kind for k in REGISTRY if k.convertible)
+VERSIONS = (ALPHA_API_VERSION, HUB_API_VERSION)
 
 
 def convert_one(body: dict[str, Any], to: str) -> dict[str, Any]:

@@ -35,15 +35,11 @@ from app.observability import (
 from app.reviews import BadRequest, parse_json
 from app.settings import Settings
 from domain.admission import GVK, AdmissionContext
+from kinds import REGISTRY
 
 log = logging.getLogger("dynamo_webhook.review")
 
 ReviewType = Literal["validate", "mutate", "convert"]
-
-DGD = GVK("nvidia.com", "v1beta1", "DynamoGraphDeployment")
-DCD = GVK("nvidia.com", "v1beta1", "DynamoComponentDeployment")
-DCD_ALPHA = GVK("nvidia.com", "v1alpha1", "DynamoComponentDeployment")
-DGDR = GVK("nvidia.com", "v1beta1", "DynamoGraphDeploymentRequest")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,33 +50,27 @@ class WebhookRoute:
     kinds: tuple[str, ...] = ()  # documentation / deploy checks: kinds upstream registers on this path
 
 
-#: Every webhook path served. The per-kind ones are the upstream operator's, so its
-#: webhook configurations can point here unchanged.
-WEBHOOK_ROUTES: tuple[WebhookRoute, ...] = (
-    WebhookRoute("/validate", "validate"),
-    WebhookRoute("/mutate", "mutate"),
-    WebhookRoute("/convert", "convert"),
-    WebhookRoute("/validate/nvidia.com/v1beta1/dynamographdeployments", "validate", DGD, ("DynamoGraphDeployment",)),
-    WebhookRoute(
-        "/validate/nvidia.com/v1beta1/dynamocomponentdeployments", "validate", DCD, ("DynamoComponentDeployment",)
-    ),
-    WebhookRoute(
-        "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment", "validate", DCD_ALPHA, ("DynamoComponentDeployment",)
-    ),
-    WebhookRoute(
-        "/validate-nvidia-com-v1beta1-dynamographdeploymentrequest", "validate", DGDR, ("DynamoGraphDeploymentRequest",)
-    ),
-    WebhookRoute("/validate-nvidia-com-v1alpha1-dynamomodel", "validate", None, ("DynamoModel",)),
-    WebhookRoute("/validate-nvidia-com-v1alpha1-dynamocheckpoint", "validate", None, ("DynamoCheckpoint",)),
-    WebhookRoute("/mutate/nvidia.com/v1beta1/dynamographdeployments", "mutate", DGD, ("DynamoGraphDeployment",)),
-    WebhookRoute(
-        "/mutate-nvidia-com-v1beta1-dynamocomponentdeployment", "mutate", DCD, ("DynamoComponentDeployment",)
-    ),
-    WebhookRoute(
-        "/mutate-nvidia-com-v1beta1-dynamographdeploymentrequest", "mutate", DGDR, ("DynamoGraphDeploymentRequest",)
-    ),
-    WebhookRoute("/mutate-core-v1-pod-checkpoint-restore", "mutate", None, ("Pod",)),
-)
+def _routes() -> tuple[WebhookRoute, ...]:
+    generic = (
+        WebhookRoute("/validate", "validate"),
+        WebhookRoute("/mutate", "mutate"),
+        WebhookRoute("/convert", "convert"),
+    )
+    per_kind = tuple(
+        WebhookRoute(
+            hook.path, hook.type, kind.gvk(hook.guard_version) if hook.guard_version else None, (kind.kind,)
+        )
+        for review_type in ("validate", "mutate")
+        for kind in REGISTRY
+        for hook in kind.webhooks
+        if hook.type == review_type
+    )
+    return generic + per_kind
+
+
+#: Every webhook path served: the generic ones, then the upstream operator's per-kind paths from
+#: the kind registry, so its webhook configurations can point here unchanged.
+WEBHOOK_ROUTES: tuple[WebhookRoute, ...] = _routes()
 
 #: Bodies larger than this are handled off the event loop so they do not stall small reviews.
 OFFLOAD_BYTES = 256 * 1024
@@ -158,7 +148,8 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request]
         try:
             if not _is_json(request.headers.get("content-type")):
                 raise BadRequest(
-                    f"unsupported Content-Type {request.headers.get('content-type')!r}: expected application/json", 415
+                    f"unsupported Content-Type {request.headers.get('content-type')!r}: expected application/json",
+                    415,
                 )
             body = await _read_body(request, limit, settings.body_timeout)
             if len(body) > OFFLOAD_BYTES:
@@ -168,7 +159,9 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request]
         except BadRequest as exc:
             count(exc.status_code)
             BAD_REQUESTS.labels(path, str(exc.status_code)).inc()
-            log.warning("request rejected", extra={"webhook": path, "code": exc.status_code, "error": exc.message})
+            log.warning(
+                "request rejected", extra={"webhook": path, "code": exc.status_code, "error": exc.message}
+            )
             return _json(exc.status_code, {"error": exc.message, "code": exc.status_code})
         except ClientDisconnect:
             count(499)
@@ -251,7 +244,9 @@ def create_app(state: AppState) -> FastAPI:
                 except (TimeoutError, asyncio.CancelledError):
                     task.cancel()
 
-    app = WebhookApp(title="dynamo-webhook", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app = WebhookApp(
+        title="dynamo-webhook", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
     app.state.webhook = state
 
     async def healthz(request: Request) -> Response:

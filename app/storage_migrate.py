@@ -42,9 +42,7 @@ import orjson
 from app.inventory import (
     EXIT_FINDINGS,
     EXIT_OK,
-    GROUP,
     CrdInfo,
-    DynamoKind,
     JsonObj,
     Listing,
     Progress,
@@ -58,6 +56,8 @@ from app.inventory import (
     select_kinds,
 )
 from certs.kube import MERGE_PATCH, ApiError, Kube, crd_path
+from domain.constants import GROUP
+from kinds.registry import Kind
 
 FIELD_MANAGER = "dynamo-webhook-storage-migrate"
 MAX_CONFLICTS = 10
@@ -142,7 +142,7 @@ class State:
 
 @dataclass
 class CrdResult:
-    kind: DynamoKind
+    kind: Kind
     crd: CrdInfo | None = None
     objects: int = 0  # listed
     rewritten: int = 0
@@ -200,7 +200,7 @@ class Migrator:
         self.page_size = page_size
         self.progress = progress or Progress(enabled=False)
 
-    def migrate(self, kind: DynamoKind) -> CrdResult:
+    def migrate(self, kind: Kind) -> CrdResult:
         started = time.monotonic()
         result = CrdResult(kind, read_crd(self.kube, kind))
         crd = result.crd
@@ -224,7 +224,7 @@ class Migrator:
             result.seconds = time.monotonic() - started
         return result
 
-    def _rewrite_all(self, kind: DynamoKind, crd: CrdInfo, result: CrdResult) -> None:
+    def _rewrite_all(self, kind: Kind, crd: CrdInfo, result: CrdResult) -> None:
         version = crd.storage_version if crd.storage_version in crd.served else crd.served[0]
         done = self.state.done(crd)
         listing = Listing(self.kube, collection_path(kind, version), self.page_size)
@@ -270,7 +270,7 @@ class Migrator:
             result.rewritten += 1
         self.state.mark(crd, rewrite.uid)
 
-    def _rewrite(self, kind: DynamoKind, version: str, obj: JsonObj) -> Rewrite:
+    def _rewrite(self, kind: Kind, version: str, obj: JsonObj) -> Rewrite:
         """PUT the object unchanged to its status (in a worker thread); raises when not allowed to."""
         meta = obj.get("metadata") or {}
         namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))

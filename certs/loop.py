@@ -50,15 +50,12 @@ from certs.kube import (
     webhook_config_path,
 )
 from certs.leader import WriterLease
+from kinds import REGISTRY
 
 log = logging.getLogger(__name__)
 
-CONVERTIBLE_CRDS: tuple[str, ...] = (
-    "dynamographdeploymentrequests.nvidia.com",
-    "dynamographdeployments.nvidia.com",
-    "dynamocomponentdeployments.nvidia.com",
-    "dynamographdeploymentscalingadapters.nvidia.com",
-)
+#: The CRDs whose conversion webhook gets the CA bundle: every convertible kind of the registry.
+CONVERTIBLE_CRDS: tuple[str, ...] = tuple(k.crd_name for k in REGISTRY if k.convertible)
 PART_OF_LABEL = "app.kubernetes.io/part-of"
 PART_OF_VALUE = "dynamo-operator"
 OPERATOR_NAMESPACE_LABEL = "nvidia.com/dynamo-operator-namespace"
