@@ -1,21 +1,22 @@
-"""HTTP routes: the generic webhook paths, the upstream operator's per-kind paths, health,
-readiness and metrics. This module only maps HTTP to :mod:`app.dispatch`.
+"""HTTP routes: the webhook paths (:mod:`app.webhooks`), health, readiness and metrics. This
+module only maps HTTP to :mod:`app.dispatch`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio.to_thread
 import orjson
 from fastapi import FastAPI
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -34,53 +35,10 @@ from app.observability import (
 )
 from app.reviews import BadRequest, parse_json
 from app.settings import Settings
-from validation.context import GVK, AdmissionContext
+from app.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
+from validation.context import AdmissionContext
 
 log = logging.getLogger("dynamo_webhook.review")
-
-ReviewType = Literal["validate", "mutate", "convert"]
-
-DGD = GVK("nvidia.com", "v1beta1", "DynamoGraphDeployment")
-DCD = GVK("nvidia.com", "v1beta1", "DynamoComponentDeployment")
-DCD_ALPHA = GVK("nvidia.com", "v1alpha1", "DynamoComponentDeployment")
-DGDR = GVK("nvidia.com", "v1beta1", "DynamoGraphDeploymentRequest")
-
-
-@dataclass(frozen=True, slots=True)
-class WebhookRoute:
-    path: str
-    type: ReviewType
-    expected_gvk: GVK | None = None  # the upstream handler's GVK guard; None: dispatch on request.kind
-    kinds: tuple[str, ...] = ()  # documentation / deploy checks: kinds upstream registers on this path
-
-
-#: Every webhook path served. The per-kind ones are the upstream operator's, so its
-#: webhook configurations can point here unchanged.
-WEBHOOK_ROUTES: tuple[WebhookRoute, ...] = (
-    WebhookRoute("/validate", "validate"),
-    WebhookRoute("/mutate", "mutate"),
-    WebhookRoute("/convert", "convert"),
-    WebhookRoute("/validate/nvidia.com/v1beta1/dynamographdeployments", "validate", DGD, ("DynamoGraphDeployment",)),
-    WebhookRoute(
-        "/validate/nvidia.com/v1beta1/dynamocomponentdeployments", "validate", DCD, ("DynamoComponentDeployment",)
-    ),
-    WebhookRoute(
-        "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment", "validate", DCD_ALPHA, ("DynamoComponentDeployment",)
-    ),
-    WebhookRoute(
-        "/validate-nvidia-com-v1beta1-dynamographdeploymentrequest", "validate", DGDR, ("DynamoGraphDeploymentRequest",)
-    ),
-    WebhookRoute("/validate-nvidia-com-v1alpha1-dynamomodel", "validate", None, ("DynamoModel",)),
-    WebhookRoute("/validate-nvidia-com-v1alpha1-dynamocheckpoint", "validate", None, ("DynamoCheckpoint",)),
-    WebhookRoute("/mutate/nvidia.com/v1beta1/dynamographdeployments", "mutate", DGD, ("DynamoGraphDeployment",)),
-    WebhookRoute(
-        "/mutate-nvidia-com-v1beta1-dynamocomponentdeployment", "mutate", DCD, ("DynamoComponentDeployment",)
-    ),
-    WebhookRoute(
-        "/mutate-nvidia-com-v1beta1-dynamographdeploymentrequest", "mutate", DGDR, ("DynamoGraphDeploymentRequest",)
-    ),
-    WebhookRoute("/mutate-core-v1-pod-checkpoint-restore", "mutate", None, ("Pod",)),
-)
 
 #: Bodies larger than this are handled off the event loop so they do not stall small reviews.
 OFFLOAD_BYTES = 256 * 1024
@@ -285,10 +243,6 @@ def create_app(state: AppState) -> FastAPI:
 
 def metrics_payload() -> bytes:
     """Metrics of this process, or of all worker processes in multiprocess mode."""
-    import os
-
-    from prometheus_client import CollectorRegistry, multiprocess
-
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]

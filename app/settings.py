@@ -14,15 +14,10 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.incluster import in_cluster
 from validation.context import DEFAULT_OPERATOR_PRINCIPAL, AdmissionSettings
 
 MiB = 1024 * 1024
-
-
-def _in_cluster() -> bool:
-    from app.cluster import in_cluster
-
-    return in_cluster()
 
 
 def default_cert_dir() -> Path:
@@ -43,7 +38,7 @@ class Settings(BaseSettings):
         2.0, gt=0, le=10, description="Seconds between checks of the cert files for a new pair."
     )
     cert_mode: Literal["dev", "auto", "manual"] = Field(
-        default_factory=lambda: "auto" if _in_cluster() else "dev",
+        default_factory=lambda: "auto" if in_cluster() else "dev",
         description="dev: self-signed into the cert dir, no Kubernetes API (default outside a cluster); "
         "auto: manage the Secret and inject caBundles (default in a cluster); manual: cert-manager or a "
         "user Secret (only CRD conversion bundles are injected).",

@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 import conversion
 import defaulting
 import validation
-from app.routes import WEBHOOK_ROUTES
+from app.webhooks import WEBHOOK_ROUTES
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
 from validation.context import AdmissionContext, AdmissionInput, Decision
 
