@@ -34,7 +34,8 @@ import orjson
 from kubernetes.config.config_exception import ConfigException
 
 from app.cluster import ClusterServices, LiveLookups
-from app.dispatch import ConversionFailure, review_admission
+from app.dispatch import review_admission
+from app.errors import ConversionFailure
 from app.inventory import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -275,7 +276,7 @@ class Auditor:
                 sent = self.to_version(obj, hook.version)
                 old_sent = self.to_version(old, hook.version) if old is not None else None
             except ConversionFailure as exc:
-                check.allowed, check.code, check.message = False, 500, str(exc)
+                check.allowed, check.code, check.message = False, exc.code, exc.message
                 check.webhook = f"conversion webhook for {GROUP}/{_version(obj)}, Kind={kind.kind}"
                 return check
             review = self._review(kind, hook, operation, request_version, sent, old_sent)

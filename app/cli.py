@@ -30,8 +30,8 @@ from app.documents import (
     iter_documents,
     load_documents,
 )
+from app.errors import BadRequest
 from app.migrate import migrate
-from app.reviews import BadRequest
 from app.settings import Settings, add_settings_arguments, settings_from_args
 from app.webhooks import WEBHOOK_ROUTES
 from validation.context import AdmissionContext

@@ -1,5 +1,6 @@
 """HTTP routes: the webhook paths (:mod:`app.webhooks`), health, readiness and metrics. This
-module only maps HTTP to :mod:`app.dispatch`.
+module only maps HTTP to :mod:`app.dispatch`, and a :class:`~app.errors.BadRequest` to its HTTP
+answer.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app.dispatch import Outcome, review_admission, review_conversion
+from app.errors import BadRequest
 from app.observability import (
     ADMISSIONS,
     BAD_REQUESTS,
@@ -33,7 +35,7 @@ from app.observability import (
     LATENCY,
     REQUESTS,
 )
-from app.reviews import BadRequest, parse_json
+from app.reviews import parse_json
 from app.settings import Settings
 from app.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
 from validation.context import AdmissionContext
@@ -124,10 +126,10 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request]
             else:
                 outcome = decode_and_answer(body)
         except BadRequest as exc:
-            count(exc.status_code)
-            BAD_REQUESTS.labels(path, str(exc.status_code)).inc()
-            log.warning("request rejected", extra={"webhook": path, "code": exc.status_code, "error": exc.message})
-            return _json(exc.status_code, {"error": exc.message, "code": exc.status_code})
+            count(exc.code)
+            BAD_REQUESTS.labels(path, str(exc.code)).inc()
+            log.warning("request rejected", extra={"webhook": path, "code": exc.code, "error": exc.message})
+            return _json(exc.code, {"error": exc.message, "code": exc.code})
         except ClientDisconnect:
             count(499)
             return Response(status_code=499)

@@ -15,7 +15,8 @@ import conversion
 import defaulting
 import validation
 from app.dispatch import review_admission
-from app.reviews import InvalidRequest, admission_input, read_admission_review
+from app.errors import InvalidRequest
+from app.reviews import admission_input, read_admission_review
 from app.settings import Settings
 from tests.fuzz.checks import check_admission_answer
 from tests.fuzz.strategies import admission_reviews, dynamo_objects
