@@ -15,7 +15,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.incluster import in_cluster
-from validation.context import DEFAULT_OPERATOR_PRINCIPAL, AdmissionSettings
+from validation.context import DEFAULT_OPERATOR_PRINCIPAL, DEFAULT_PLANNER_SERVICE_ACCOUNT, AdmissionSettings
 
 MiB = 1024 * 1024
 
@@ -78,7 +78,10 @@ class Settings(BaseSettings):
     operator_principal: str = Field(
         DEFAULT_OPERATOR_PRINCIPAL, description="Username of the operator's service account (replica-lock exemption)."
     )
-    planner_service_account: str = Field("planner-serviceaccount", description="Planner service account name.")
+    planner_service_account: str = Field(
+        DEFAULT_PLANNER_SERVICE_ACCOUNT,
+        description="Name of the planner's service account, in any namespace (replica-lock exemption; empty: none).",
+    )
     operator_version: str = Field("0.1.0", description="Operator version (semver) used by version-dependent rules.")
     dgdr_default_image: str = Field("", description="Default profiler image for DGDRs (empty: derived).")
     print_curl: bool = Field(True, description="Print a ready-to-paste curl command when serving.")

@@ -58,7 +58,6 @@ SOURCE_DISABLED: Final = "disabled"
 
 MAX_COMBINED_NAME_LENGTH: Final = 45
 _MIN_PCS_NAME_LENGTH: Final = 8
-_PLANNER_SA: Final = "planner-serviceaccount"
 _SA_PREFIX: Final = "system:serviceaccount:"
 _DECIMAL_RE: Final = re.compile(r"[+-]?[0-9]+")
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -444,13 +443,19 @@ def stateless(hub: JSON, ctx: AdmissionContext, rv_source: str) -> Result:
 # --- update rules (§2.5) -------------------------------------------------------------------------------------
 
 
-def can_modify_replicas(principal: str, username: str) -> bool:
+def can_modify_replicas(principal: str, planner_service_account: str, username: str) -> bool:
+    """Whether ``username`` may change the replicas of a component with a scaling adapter: the
+    operator's own service account (``principal``, matched exactly), or the planner's service
+    account matched by name only, in any namespace (the operator creates it, with that name, in
+    every namespace with a DynamoGraphDeployment). An empty name matches no user. Mirrors upstream
+    ``CanModifyDGDReplicas`` in internal/webhook/common.go, whose planner name is
+    ``consts.PlannerServiceAccountName``."""
     if not username.startswith(_SA_PREFIX):
         return False
     if principal and username == principal:
         return True
     parts = username.split(":")
-    return len(parts) == 4 and parts[3] == _PLANNER_SA
+    return bool(planner_service_account) and len(parts) == 4 and parts[3] == planner_service_account
 
 
 def _metadata_update_errors(new: JSON, old: JSON, principal: str, username: str) -> list[FieldError]:
@@ -531,7 +536,7 @@ def update_errors(new: JSON, old: JSON, ctx: AdmissionContext, username: str, rv
         else:
             detail += f": components removed: [{' '.join(removed)}]"
         out.append(forbidden(sp.child("components"), detail))
-    may_scale = can_modify_replicas(principal, username)
+    may_scale = can_modify_replicas(principal, ctx.settings.planner_service_account, username)
     cp = sp.child("components")
     for i, comp in enumerate(new_components):
         old_comp = old_by_name.get(string(comp, "name"))

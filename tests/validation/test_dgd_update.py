@@ -12,7 +12,7 @@ from tests.admission_helpers import make_input
 from tests.validation.assertions import assert_allowed, assert_invalid
 from tests.validation.dgd_builders import component, dgd
 from validation import validate
-from validation.context import AdmissionContext, UserInfo
+from validation.context import AdmissionContext, AdmissionSettings, UserInfo
 
 KIND = "DynamoGraphDeployment"
 C0 = "spec.components[0]"
@@ -22,9 +22,9 @@ PLANNER = UserInfo(username="system:serviceaccount:team-a:planner-serviceaccount
 OTHER_SA = UserInfo(username="system:serviceaccount:team-a:builder")
 
 
-def run(new: JSON, old: JSON, user: UserInfo | None = None) -> Any:
+def run(new: JSON, old: JSON, user: UserInfo | None = None, ctx: AdmissionContext | None = None) -> Any:
     kwargs = {"user": user} if user is not None else {}
-    return validate(make_input("nvidia.com/v1beta1", KIND, "UPDATE", new, old, **kwargs), AdmissionContext())
+    return validate(make_input("nvidia.com/v1beta1", KIND, "UPDATE", new, old, **kwargs), ctx or AdmissionContext())
 
 
 def changed(base: JSON, mutate: Callable[[JSON], None]) -> JSON:
@@ -412,6 +412,33 @@ def test_scaling_adapter_replica_exemptions(user: UserInfo, allowed: bool) -> No
     old = changed(BASE, lambda o: comp0(o).update({"scalingAdapter": {}}))
     new = changed(old, lambda o: comp0(o).update({"replicas": 5}))
     assert run(new, old, user).allowed is allowed
+
+
+@pytest.mark.parametrize(
+    ("user", "allowed"),
+    [
+        (UserInfo(username="system:serviceaccount:team-a:autoscaler"), True),
+        (UserInfo(username="system:serviceaccount:other-team:autoscaler"), True),  # any namespace
+        (PLANNER, False),  # the default name is no longer exempt
+        (OPERATOR, True),
+        (UserInfo(username="autoscaler"), False),  # a user, not a service account
+        (UserInfo(username="system:serviceaccount:autoscaler"), False),  # no namespace
+    ],
+)
+def test_the_planner_service_account_is_a_setting(user: UserInfo, allowed: bool) -> None:
+    ctx = AdmissionContext(settings=AdmissionSettings(planner_service_account="autoscaler"))
+    old = changed(BASE, lambda o: comp0(o).update({"scalingAdapter": {}}))
+    new = changed(old, lambda o: comp0(o).update({"replicas": 5}))
+    assert run(new, old, user, ctx).allowed is allowed
+
+
+def test_an_empty_planner_service_account_exempts_nobody() -> None:
+    ctx = AdmissionContext(settings=AdmissionSettings(planner_service_account=""))
+    old = changed(BASE, lambda o: comp0(o).update({"scalingAdapter": {}}))
+    new = changed(old, lambda o: comp0(o).update({"replicas": 5}))
+    assert not run(new, old, UserInfo(username="system:serviceaccount:team-a:"), ctx).allowed
+    assert not run(new, old, PLANNER, ctx).allowed
+    assert run(new, old, OPERATOR, ctx).allowed
 
 
 def test_operator_may_materialize_provider() -> None:
