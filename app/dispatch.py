@@ -34,9 +34,6 @@ from validation.context import GVK, AdmissionContext, AdmissionInput
 
 log = logging.getLogger("dynamo_webhook.review")
 
-ReviewType = Literal["validate", "mutate", "convert"]
-
-
 @dataclass(slots=True)
 class Outcome:
     """The encoded answer plus what the log line and metrics need."""

@@ -30,7 +30,6 @@ from validation.objects import (
     is_inter_pod_gms_literal,
     is_multinode,
     string,
-    sub,
     uses_pcsg,
 )
 
@@ -223,20 +222,6 @@ def validate_override(
     for p, detail, ownership in validate_value(target, override.get("value", _MISSING)):
         err_path = value_path.child(*p.split(".")) if p else value_path
         out.append(forbidden(err_path, detail) if ownership else invalid(err_path, None, detail))
-    return out
-
-
-def overrides_of(component: JSON) -> list[tuple[JSON, tuple[str, ...], str]]:
-    """The component's overrides: (override, path parts under the component, scope)."""
-    out: list[tuple[JSON, tuple[str, ...], str]] = []
-    po = sub(component, "providerOverride")
-    if po is not None:
-        out.append((po, ("providerOverride",), SCOPE_COMPONENT))
-    mn = sub(component, "multinode")
-    for role, scope in (("leader", SCOPE_LEADER), ("worker", SCOPE_WORKER)):
-        ro = sub(sub(mn, role), "providerOverride")
-        if ro is not None:
-            out.append((ro, ("multinode", role, "providerOverride"), scope))
     return out
 
 
