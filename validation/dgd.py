@@ -1,4 +1,6 @@
-"""DynamoGraphDeployment validation (spec §2): metadata, spec, per-component and update rules."""
+"""DynamoGraphDeployment validation (upstream ``DynamoGraphDeploymentValidator`` in
+deploy/operator/internal/webhook/validation/dynamographdeployment.go): metadata, spec,
+per-component and update rules."""
 
 from __future__ import annotations
 
@@ -79,7 +81,7 @@ class Result:
     warnings: list[str] = field(default_factory=list)
 
 
-# --- Grove pathway (§2.1) -------------------------------------------------------------------------
+# --- Grove pathway (upstream grovePathwayForDynamoGraphDeployment) ------------------------------------------
 
 
 def grove_pathway(annotations: dict[str, Any], grove_enabled: bool) -> tuple[bool, str]:
@@ -112,7 +114,7 @@ def _str(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
 
-# --- Grove resource names (DGD-S9) -------------------------------------------------------------------
+# --- Grove resource names (upstream dgdComponentResourceNameLength) -----------------------------------------
 
 
 def _fnv32a(data: bytes) -> int:
@@ -262,7 +264,8 @@ def _dra_path(component: JSON, path: Path) -> Path | None:
 
 
 def power_errors(component: JSON, path: Path) -> list[FieldError]:
-    """DGD-S12, DGD-S13."""
+    """Upstream ``validateDGDComponentPowerAnnotation``: the power-limit value, and no DRA claims
+    beside it."""
     value, has = _power_limit(component)
     if not has:
         return []
@@ -296,7 +299,8 @@ def _has_arg(args: list[str], flag: str, value: str) -> bool:
 
 
 def elastic_ep_errors(backend: str, component: JSON, path: Path) -> list[FieldError]:
-    """DGD-S15 (also used for a DCD with its own backendFramework)."""
+    """Upstream ``validateElasticEPRequiresCommand`` (shared_helpers.go; also used for a DCD with its own
+    backendFramework)."""
     if backend != "vllm" or sub(component, "podTemplate") is None:
         return []
     conts = containers(sub(component, "podTemplate"))
@@ -440,7 +444,7 @@ def stateless(hub: JSON, ctx: AdmissionContext, rv_source: str) -> Result:
     return res
 
 
-# --- update rules (§2.5) -------------------------------------------------------------------------------------
+# --- update rules (upstream validateDynamoGraphDeploymentUpdate) --------------------------------------------
 
 
 def can_modify_replicas(principal: str, planner_service_account: str, username: str) -> bool:
@@ -493,7 +497,8 @@ def _effective_gpus(component: JSON, path: Path) -> tuple[str | None, Path]:
 
 
 def _power_update_errors(new: JSON, old: JSON, path: Path) -> list[FieldError]:
-    """DGD-U14, DGD-U15."""
+    """Upstream ``validateDynamoGraphDeploymentSharedSpecUpdate``: the power-limit annotation is immutable
+    and, once set, so are the component's GPU count and node count."""
     out: list[FieldError] = []
     new_v, new_has = _power_limit(new)
     old_v, old_has = _power_limit(old)
