@@ -29,9 +29,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
+import jsonpatch
 import orjson
+from kubernetes.config.config_exception import ConfigException
 
-from app.cluster import LiveLookups
+from app.cluster import ClusterServices, LiveLookups
+from app.dispatch import review_admission
+from app.errors import ConversionFailure
 from app.inventory import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -47,7 +51,11 @@ from app.inventory import (
     read_crd,
     select_kinds,
 )
+from app.roundtrip import convert_one, roundtrip_problems
 from app.settings import ADMISSION_FIELDS, Settings, add_settings_arguments, settings_from_args
+from app.webhooks import WEBHOOK_ROUTES
+from certs.kube import ApiError, lease_path
+from certs.leases import LEASE_NAME, lease_expired
 from domain.constants import GROUP
 from kinds.registry import Kind
 
@@ -209,8 +217,6 @@ class Auditor:
     """Runs the simulated requests for one object at a time with the server's functions."""
 
     def __init__(self, ctx: Any) -> None:
-        from app.routes import WEBHOOK_ROUTES
-
         self.ctx = ctx
         self.expected = {r.path: r.expected_gvk for r in WEBHOOK_ROUTES}
         self._uid = 0
@@ -221,8 +227,6 @@ class Auditor:
     # -- conversion
     def to_version(self, obj: JsonObj, version: str) -> JsonObj:
         """``obj`` as the conversion webhook would answer for ``version`` (cached for one object)."""
-        from app.roundtrip import convert_one
-
         if _version(obj) == version:
             return obj
         key = (id(obj), version)
@@ -261,10 +265,6 @@ class Auditor:
     def admit(self, kind: Kind, operation: Operation, request_version: str, obj: JsonObj,
               old: JsonObj | None) -> Check:
         """Mutating then validating webhook of ``kind`` for ``obj`` sent in ``request_version``."""
-        import jsonpatch
-
-        from app.dispatch import ConversionFailure, review_admission
-
         check = Check(operation)
         mutating, validating = REGISTRATION.get(kind.kind, (None, None))
         hooks: tuple[tuple[Literal["mutate", "validate"], Hook | None], ...] = (
@@ -276,7 +276,7 @@ class Auditor:
                 sent = self.to_version(obj, hook.version)
                 old_sent = self.to_version(old, hook.version) if old is not None else None
             except ConversionFailure as exc:
-                check.allowed, check.code, check.message = False, 500, str(exc)
+                check.allowed, check.code, check.message = False, exc.code, exc.message
                 check.webhook = f"conversion webhook for {GROUP}/{_version(obj)}, Kind={kind.kind}"
                 return check
             review = self._review(kind, hook, operation, request_version, sent, old_sent)
@@ -295,9 +295,6 @@ class Auditor:
 
     def audit(self, kind: Kind, obj: JsonObj, crd: CrdInfo) -> ObjectReport:
         """Every check of one object as listed (in any served version)."""
-        from app.dispatch import ConversionFailure
-        from app.roundtrip import roundtrip_problems
-
         self._converted.clear()
         meta = obj.get("metadata") or {}
         served = crd.served or (_version(obj),)
@@ -406,8 +403,6 @@ class LeaseSnapshot:
     """The namespace-scope Leases as listed once (``serve`` watches them; an audit is a snapshot)."""
 
     def __init__(self, leases: Iterable[JsonObj], now: dt.datetime | None = None) -> None:
-        from certs.leases import LEASE_NAME, lease_expired
-
         now = now or dt.datetime.now(dt.UTC)
         self.excluded = sorted(
             str(lease["metadata"].get("namespace", "")) for lease in leases
@@ -421,10 +416,6 @@ class LeaseSnapshot:
 def admission_context(kube: Any, settings: Settings) -> tuple[Any, LeaseSnapshot]:
     """The context ``serve`` builds with an API: Lease exclusion and the live look-ups (ClusterTopology
     bindings read once per name)."""
-    from app.cluster import ClusterServices
-    from certs.kube import lease_path
-    from certs.leases import LEASE_NAME
-
     listed = kube.list(lease_path(), fields=f"metadata.name={LEASE_NAME}")
     scope = LeaseSnapshot(listed.get("items") or ())
     lookups = CachedLookups(kube)
@@ -575,10 +566,6 @@ def render_json(report: Report, out: TextIO) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from kubernetes.config.config_exception import ConfigException
-
-    from certs.kube import ApiError
-
     try:
         kinds = select_kinds(args.kinds)
         settings = settings_from_args(args)
@@ -618,6 +605,3 @@ def register(subparsers: Any) -> None:
     audit.add_argument("--page-size", type=int, default=500, help="objects per LIST page (default %(default)s)")
     add_settings_arguments(audit.add_argument_group("admission settings (as for serve)"), only=ADMISSION_FIELDS)
     audit.set_defaults(func=cmd_audit)
-
-
-

@@ -8,115 +8,42 @@ would answer.
 from __future__ import annotations
 
 import argparse
+import base64
 import sys
 import uuid
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TextIO
+from collections.abc import Sequence
+from typing import Any
 
+import jsonpatch
 import orjson
-import yaml
 
+from app import audit, certs_cli, storage_migrate
+from app.dispatch import review_admission, review_conversion
+from app.documents import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    Document,
+    InputError,
+    dump,
+    is_dynamo,
+    iter_documents,
+    load_documents,
+)
+from app.errors import BadRequest
+from app.migrate import migrate
 from app.settings import Settings, add_settings_arguments, settings_from_args
+from app.webhooks import WEBHOOK_ROUTES
+from domain.admission import AdmissionContext
 
 JSONObject = dict[str, Any]
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-
-
-class InputError(Exception):
-    """A file could not be read or parsed."""
-
-
-# --------------------------------------------------------------------------- input / output helpers
-
-
-class _Loader(yaml.SafeLoader):
-    """Safe YAML loader that keeps timestamps and other scalars as the apiserver's JSON would."""
-
-
-# Kubernetes sees JSON: keep YAML timestamps as their original strings.
-_Loader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def read_text(source: str) -> str:
-    try:
-        if source == "-":
-            return sys.stdin.read()
-        return Path(source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{source}: {exc}") from None
-
-
-def load_documents(source: str) -> list[Any]:
-    """JSON or (multi-document) YAML; empty documents are dropped."""
-    text = read_text(source)
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            return [orjson.loads(text)]
-        except orjson.JSONDecodeError:
-            pass  # YAML flow style is a superset; let the YAML parser report the error
-    try:
-        return [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
-    except yaml.YAMLError as exc:
-        raise InputError(f"{source}: not valid JSON or YAML: {exc}") from None
-
-
-def dump(docs: Sequence[Any], fmt: str, out: TextIO) -> None:
-    if fmt == "json":
-        if len(docs) == 1:
-            out.write(orjson.dumps(docs[0], option=orjson.OPT_INDENT_2).decode() + "\n")
-        else:
-            out.write(orjson.dumps(list(docs), option=orjson.OPT_INDENT_2).decode() + "\n")
-    else:
-        out.write(yaml.safe_dump_all(list(docs), sort_keys=False, allow_unicode=True, width=120))
-
-
-@dataclass(slots=True)
-class Document:
-    source: str
-    index: int
-    body: Any
-
-    @property
-    def label(self) -> str:
-        return f"{self.source}:{self.index}"
-
-    @property
-    def ident(self) -> str:
-        if not isinstance(self.body, dict):
-            return "(not an object)"
-        meta = self.body.get("metadata") if isinstance(self.body.get("metadata"), dict) else {}
-        assert isinstance(meta, dict)
-        return f"{self.body.get('kind', '?')}/{meta.get('name', '')}"
-
-
-def iter_documents(sources: Sequence[str]) -> Iterator[Document]:
-    for source in sources:
-        for index, body in enumerate(load_documents(source)):
-            yield Document(source, index, body)
-
-
-def is_dynamo(body: Any) -> bool:
-    return isinstance(body, dict) and str(body.get("apiVersion", "")).startswith("nvidia.com/")
 
 
 # --------------------------------------------------------------------------- review
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from app.dispatch import review_admission, review_conversion
-    from app.reviews import BadRequest
-    from app.routes import WEBHOOK_ROUTES
-
     settings = Settings()
-    from domain.admission import AdmissionContext
-
     ctx = AdmissionContext(settings=settings.admission_settings())
     routes = {r.path: r for r in WEBHOOK_ROUTES}
     try:
@@ -177,12 +104,6 @@ def _findings(label: str, response: JSONObject) -> list[str]:
 
 def lint_document(doc: Document, ctx: Any, diff: bool) -> tuple[list[str], list[str], list[str]]:
     """Default then validate one manifest as a CREATE. Returns (denials, warnings, diff lines)."""
-    import base64
-
-    import jsonpatch
-
-    from app.dispatch import review_admission
-
     label = f"{doc.label} {doc.ident}"
     mutated = review_admission(_admission_review_for(doc.body), "mutate", ctx).response
     warnings = [f"{label}: warning: {w}" for w in mutated.get("warnings", [])]
@@ -204,8 +125,6 @@ def lint_document(doc: Document, ctx: Any, diff: bool) -> tuple[list[str], list[
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from domain.admission import AdmissionContext
-
     settings = Settings(
         feature_grove=args.feature_grove, feature_checkpoint=args.feature_checkpoint
     )
@@ -231,8 +150,6 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from app.migrate import migrate
-
     try:
         docs = list(iter_documents(args.files))
     except InputError as exc:
@@ -245,6 +162,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    # The server (uvicorn, FastAPI) is imported only when serving: the offline commands start
+    # without loading it.
     from app.server import serve
 
     return serve(settings_from_args(args))
@@ -305,15 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
     convert.set_defaults(func=cmd_convert)
 
-    try:
-        from app.certs_cli import register
-    except ImportError:  # pragma: no cover - the certs commands ship with the package
-        pass
-    else:
-        register(sub)
-
-    from app import audit, storage_migrate
-
+    certs_cli.register(sub)
     audit.register(sub)
     storage_migrate.register(sub)
     return parser

@@ -14,24 +14,20 @@ certificate reconcile loop and the namespace-scope Lease watcher.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.incluster import in_cluster
 from app.settings import Settings
-from domain.admission import AdmissionContext
+from certs.kube import ApiError, Backoff, Kube, load_api_client
+from certs.leases import NamespaceScope
+from certs.loop import CertConfig, Reconciler
+from domain.admission import AdmissionContext, LookupNotFound
 
 log = logging.getLogger("dynamo_webhook.cluster")
-
-
-def in_cluster() -> bool:
-    return (
-        bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
-        and Path("/var/run/secrets/kubernetes.io/serviceaccount/token").exists()
-    )
 
 
 def api_available(settings: Settings) -> bool:
@@ -46,8 +42,6 @@ def lookup_error(err: Exception) -> RuntimeError:
     """A failed live read as the client sees it inside a denial: the API server's own message
     (as client-go's error text is, e.g. ``clustertopologybindings.grove.io "x" is forbidden: User
     … cannot get resource …``), without the HTTP status line in front."""
-    from certs.kube import ApiError
-
     if isinstance(err, ApiError) and err.status and err.message:
         return RuntimeError(err.message)
     return RuntimeError(str(err))
@@ -66,9 +60,6 @@ class LiveLookups:
         self._pool: tuple[float, bool] | None = None
 
     def cluster_topology(self, name: str) -> tuple[str, ...]:
-        from certs.kube import ApiError
-        from domain.admission import LookupNotFound
-
         try:
             binding = self.kube.request("GET", f"{CLUSTER_TOPOLOGY_BINDINGS}/{name}")
         except ApiError as err:
@@ -80,8 +71,6 @@ class LiveLookups:
         return tuple(str(level.get("domain", "")) for level in levels if isinstance(level, dict))
 
     def inference_pool_available(self) -> bool:
-        from certs.kube import ApiError
-
         now = time.monotonic()
         if self._pool is not None and now - self._pool[0] < self.discovery_ttl:
             return self._pool[1]
@@ -143,9 +132,6 @@ def build_cluster_services(settings: Settings) -> ClusterServices:
                 f"cert mode {settings.cert_mode} needs a Kubernetes API: run in a cluster or pass --kubeconfig"
             )
         return services
-    from certs.kube import Backoff, Kube, load_api_client
-    from certs.leases import NamespaceScope
-
     api = load_api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
     scope = services.scope = NamespaceScope(api)
     services.ready_checks.append(scope.ready)
@@ -153,8 +139,6 @@ def build_cluster_services(settings: Settings) -> ClusterServices:
         Kube(api, backoff=Backoff(attempts=2, base=0.05, cap=0.2), request_timeout=3.0)
     )
     if settings.cert_mode in ("auto", "manual"):
-        from certs.loop import CertConfig, Reconciler
-
         config = CertConfig(
             mode=settings.cert_mode,
             namespace=settings.namespace,

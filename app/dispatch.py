@@ -1,7 +1,9 @@
 """Review dispatch: one decoded review in, one answer out.
 
 The HTTP routes and the offline CLI (``dynamo-webhook review``) both call these functions,
-so the server and the tools can never disagree.
+so the server and the tools can never disagree. This is where a :class:`~app.errors.ReviewFailure`
+becomes an answer: a denial with its code inside an AdmissionReview, a ``Failure`` inside a
+ConversionReview.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from typing import Any, Literal
 
 import conversion
 import kinds
+from app.errors import ConversionFailure, InternalError, InvalidRequest, ReviewFailure
 from app.reviews import (
     AdmissionResponse,
-    InvalidRequest,
     admission_input,
     admission_response,
     admission_review,
+    conversion_input,
     conversion_review,
     denial,
     read_admission_review,
@@ -29,9 +32,6 @@ from conversion.errors import ConversionError
 from domain.admission import GVK, AdmissionContext, AdmissionInput
 
 log = logging.getLogger("dynamo_webhook.review")
-
-ReviewType = Literal["validate", "mutate", "convert"]
-
 
 @dataclass(slots=True)
 class Outcome:
@@ -60,34 +60,13 @@ def review_admission(
 ) -> Outcome:
     """Answer one AdmissionReview document. Raises ``BadRequest`` only when ``doc`` is no review."""
     env = read_admission_review(doc)
-    mutating = review_type == "mutate"
     response: AdmissionResponse
     inp: AdmissionInput | None = None
     try:
         inp = admission_input(env, expected_gvk)
-    except InvalidRequest as exc:
-        response = denial(env.uid, str(exc), 400)
-    else:
-        problem = _type_problem(inp)
-        if problem is not None:
-            # The operator decodes objects into typed structs first: a value of the wrong JSON
-            # type is refused with a 400 before any rule runs.
-            response = denial(env.uid, problem, 400)
-        else:
-            try:
-                handler = kinds.default if mutating else kinds.validate
-                decision = handler(inp, ctx)
-                response = admission_response(env.uid, decision, mutating, inp.object)
-            except Exception as exc:  # the answer is always a review, as controller-runtime's recover()
-                problem = _type_problem(inp, ("oldObject",))
-                if problem is not None:
-                    response = denial(env.uid, problem, 400)
-                else:
-                    log.error(
-                        "admission handler failed",
-                        extra={"uid": env.uid, "error": repr(exc), "traceback": traceback.format_exc()},
-                    )
-                    response = denial(env.uid, f"internal error: {type(exc).__name__}: {exc}", 500)
+        response = _admit(env.uid, inp, review_type == "mutate", ctx)
+    except ReviewFailure as exc:
+        response = denial(env.uid, exc.message, exc.code)
     request = env.request
     kind = request.get("kind")
     status = response.get("status") or {}
@@ -105,6 +84,29 @@ def review_admission(
         warnings=len(response.get("warnings", [])),
         response=response,
     )
+
+
+def _admit(uid: str, inp: AdmissionInput, mutating: bool, ctx: AdmissionContext) -> AdmissionResponse:
+    """The handler's answer; raises :class:`InvalidRequest` for an object of the wrong types and
+    :class:`InternalError` when the handler fails."""
+    problem = _type_problem(inp)
+    if problem is not None:
+        # The operator decodes objects into typed structs first: a value of the wrong JSON
+        # type is refused with a 400 before any rule runs.
+        raise InvalidRequest(problem)
+    try:
+        handler = kinds.default if mutating else kinds.validate
+        decision = handler(inp, ctx)
+        return admission_response(uid, decision, mutating, inp.object)
+    except Exception as exc:  # the answer is always a review, as controller-runtime's recover()
+        problem = _type_problem(inp, ("oldObject",))
+        if problem is not None:
+            raise InvalidRequest(problem) from exc
+        log.error(
+            "admission handler failed",
+            extra={"uid": uid, "error": repr(exc), "traceback": traceback.format_exc()},
+        )
+        raise InternalError(f"internal error: {type(exc).__name__}: {exc}") from exc
 
 
 def _type_problem(inp: AdmissionInput, fields: tuple[str, ...] = ("object",)) -> str | None:
@@ -164,10 +166,6 @@ def _restore_metadata(src: dict[str, Any], out: dict[str, Any]) -> None:
     out["metadata"] = merged
 
 
-class ConversionFailure(Exception):
-    pass
-
-
 def convert_objects(objects: list[Any], desired: str) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """Convert every object or none: the first failure raises :class:`ConversionFailure`
     naming the object (the converter's own text first, as upstream prints it)."""
@@ -205,16 +203,13 @@ def convert_objects(objects: list[Any], desired: str) -> tuple[list[dict[str, An
 def review_conversion(doc: Any) -> Outcome:
     """Answer one ConversionReview document. Raises ``BadRequest`` only when ``doc`` is no review."""
     env = read_conversion_review(doc)
-    if isinstance(env, tuple):
-        api_version, uid, message = env
-        return Outcome(conversion_review(api_version, uid, None, message), uid=uid, allowed=False, code=400,
-                       message=message, operation="CONVERT")
     try:
-        converted, done = convert_objects(env.objects, env.desired_api_version)
-    except ConversionFailure as exc:
+        desired, objects = conversion_input(env)
+        converted, done = convert_objects(objects, desired)
+    except ReviewFailure as exc:
         return Outcome(
-            conversion_review(env.api_version, env.uid, None, str(exc)),
-            uid=env.uid, allowed=False, code=500, message=str(exc), operation="CONVERT",
+            conversion_review(env.api_version, env.uid, None, exc.message),
+            uid=env.uid, allowed=False, code=exc.code, message=exc.message, operation="CONVERT",
         )
     kinds = sorted({k for k, _ in done})
     return Outcome(

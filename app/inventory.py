@@ -8,6 +8,7 @@ authentication and TLS, plain JSON bodies, retries of transient failures).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 import time
@@ -15,6 +16,9 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TextIO
+
+from kubernetes import config as k8s_config
+from kubernetes.config.config_exception import ConfigException
 
 from certs.kube import ApiError, Backoff, Kube, crd_path, in_cluster_namespace, load_api_client
 from domain.constants import GROUP
@@ -169,11 +173,6 @@ def connect(args: argparse.Namespace, qps: float = 0.0) -> Connection:
 
 def context_namespace(kubeconfig: str | None, context: str | None) -> str:
     """The namespace kubectl would use: the context's, else the pod's (in a cluster), else ``default``."""
-    import os
-
-    from kubernetes import config as k8s_config
-    from kubernetes.config.config_exception import ConfigException
-
     try:
         contexts, active = k8s_config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
             config_file=kubeconfig or os.environ.get("KUBECONFIG")

@@ -8,8 +8,8 @@ from typing import Any, TextIO
 
 import orjson
 
-from app.cli import EXIT_FINDINGS, EXIT_OK, Document, dump, is_dynamo
-from app.dispatch import ConversionFailure
+from app.documents import EXIT_FINDINGS, EXIT_OK, Document, dump, is_dynamo
+from app.errors import ConversionFailure
 from app.roundtrip import CONVERTIBLE, VERSIONS, convert_one, other_version, roundtrip_problems
 from kinds import REGISTRY
 

@@ -3,10 +3,11 @@
 
 Rules (apiserver / controller-runtime behaviour):
 - A body that is not a review at all (not JSON, invalid UTF-8, nesting deeper than
-  :data:`MAX_DEPTH`, wrong apiVersion/kind, no ``request`` or no ``uid``) raises :class:`BadRequest`;
-  the HTTP layer answers 400.
+  :data:`MAX_DEPTH`, wrong apiVersion/kind, no ``request`` or no ``uid``) raises
+  :class:`~app.errors.BadRequest`; the HTTP layer answers 400.
 - Once the uid is known, every problem is answered inside a review (HTTP 200): a denial with
-  ``status.code`` >= 400 and a message naming the field, or a conversion ``Failure``.
+  ``status.code`` >= 400 and a message naming the field, or a conversion ``Failure``. A malformed
+  request raises :class:`~app.errors.InvalidRequest`, which :mod:`app.dispatch` answers so.
 - Answers use the apiVersion/kind of the request and echo its uid.
 """
 
@@ -18,6 +19,7 @@ from typing import Any, Literal, TypedDict
 
 import orjson
 
+from app.errors import BadRequest, InvalidRequest
 from app.schema import json_type
 from domain.admission import GVK, AdmissionInput, Decision, Operation, UserInfo
 
@@ -35,15 +37,6 @@ MAX_WARNING_CHARS = 256
 MAX_WARNINGS_TOTAL = 4096
 
 JSONObject = dict[str, Any]
-
-
-class BadRequest(Exception):
-    """The body is not a review; answered with an HTTP 4xx and a JSON error body."""
-
-    def __init__(self, message: str, status_code: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status_code = status_code
 
 
 class StatusDict(TypedDict, total=False):
@@ -117,10 +110,6 @@ def _envelope(doc: Any, kind: str, versions: tuple[str, ...]) -> tuple[str, JSON
     return api_version, request, uid
 
 
-class InvalidRequest(Exception):
-    """A readable review whose request is malformed: answered as a 400 denial inside the review."""
-
-
 def _gvk(value: Any, field: str, required: bool) -> GVK | None:
     if value is None and not required:
         return None
@@ -192,19 +181,21 @@ def _object(request: JSONObject, key: str) -> JSONObject | None:
 
 
 @dataclass(slots=True)
-class AdmissionEnvelope:
+class Envelope:
+    """A readable review: its apiVersion (the answer's), its uid and its request."""
+
     api_version: str
     uid: str
     request: JSONObject
 
 
-def read_admission_review(doc: Any) -> AdmissionEnvelope:
+def read_admission_review(doc: Any) -> Envelope:
     """Validate the envelope; raises :class:`BadRequest` when this is not an AdmissionReview."""
     api_version, request, uid = _envelope(doc, "AdmissionReview", ADMISSION_VERSIONS)
-    return AdmissionEnvelope(api_version, uid, request)
+    return Envelope(api_version, uid, request)
 
 
-def admission_input(env: AdmissionEnvelope, expected_gvk: GVK | None = None) -> AdmissionInput:
+def admission_input(env: Envelope, expected_gvk: GVK | None = None) -> AdmissionInput:
     """Map a readable review onto :class:`AdmissionInput`; raises :class:`InvalidRequest`."""
     request = env.request
     kind = _gvk(request.get("kind"), "request.kind", required=True)
@@ -334,27 +325,23 @@ def admission_review(api_version: str, response: AdmissionResponse) -> bytes:
     return orjson.dumps({"apiVersion": api_version, "kind": "AdmissionReview", "response": response})
 
 
-@dataclass(slots=True)
-class ConversionEnvelope:
-    api_version: str
-    uid: str
-    desired_api_version: str
-    objects: list[Any]
-
-
-def read_conversion_review(doc: Any) -> ConversionEnvelope | tuple[str, str, str]:
-    """Validate the envelope. Returns the envelope, or ``(api_version, uid, message)`` for a readable
-    review whose request is malformed (answered as a Failure)."""
+def read_conversion_review(doc: Any) -> Envelope:
+    """Validate the envelope; raises :class:`BadRequest` when this is not a ConversionReview."""
     api_version, request, uid = _envelope(doc, "ConversionReview", CONVERSION_VERSIONS)
-    desired = request.get("desiredAPIVersion")
+    return Envelope(api_version, uid, request)
+
+
+def conversion_input(env: Envelope) -> tuple[str, list[Any]]:
+    """The desired apiVersion and the objects of a readable review; raises :class:`InvalidRequest`."""
+    desired = env.request.get("desiredAPIVersion")
     if not isinstance(desired, str) or not desired:
-        return api_version, uid, "request.desiredAPIVersion: Required value"
-    objects = request.get("objects")
+        raise InvalidRequest("request.desiredAPIVersion: Required value")
+    objects = env.request.get("objects")
     if objects is None:
         objects = []
     if not isinstance(objects, list):
-        return api_version, uid, f"request.objects: expected an array, got {json_type(objects)}"
-    return ConversionEnvelope(api_version, uid, desired, objects)
+        raise InvalidRequest(f"request.objects: expected an array, got {json_type(objects)}")
+    return desired, objects
 
 
 def conversion_review(

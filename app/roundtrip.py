@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.dispatch import convert_objects
+from conversion.compare import diff_paths, normalize
 from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION
 from kinds import REGISTRY
 
@@ -32,8 +33,6 @@ def roundtrip_problems(
 ) -> list[str]:
     """Field paths that do not survive a trip through the other version and back (``convert`` is
     :func:`convert_one` or a caching equivalent)."""
-    from conversion.compare import diff_paths, normalize
-
     own = str(body["apiVersion"])
     back = convert(convert(body, other_version(own)), own)
     if "status" not in body:

@@ -1,27 +1,30 @@
-"""HTTP routes: the generic webhook paths, the upstream operator's per-kind paths, health,
-readiness and metrics. This module only maps HTTP to :mod:`app.dispatch`.
+"""HTTP routes: the webhook paths (:mod:`app.webhooks`), health, readiness and metrics. This
+module only maps HTTP to :mod:`app.dispatch`, and a :class:`~app.errors.BadRequest` to its HTTP
+answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio.to_thread
 import orjson
 from fastapi import FastAPI
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app.dispatch import Outcome, review_admission, review_conversion
+from app.errors import BadRequest
 from app.observability import (
     ADMISSIONS,
     BAD_REQUESTS,
@@ -32,45 +35,12 @@ from app.observability import (
     LATENCY,
     REQUESTS,
 )
-from app.reviews import BadRequest, parse_json
+from app.reviews import parse_json
 from app.settings import Settings
-from domain.admission import GVK, AdmissionContext
-from kinds import REGISTRY
+from app.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
+from domain.admission import AdmissionContext
 
 log = logging.getLogger("dynamo_webhook.review")
-
-ReviewType = Literal["validate", "mutate", "convert"]
-
-
-@dataclass(frozen=True, slots=True)
-class WebhookRoute:
-    path: str
-    type: ReviewType
-    expected_gvk: GVK | None = None  # the upstream handler's GVK guard; None: dispatch on request.kind
-    kinds: tuple[str, ...] = ()  # documentation / deploy checks: kinds upstream registers on this path
-
-
-def _routes() -> tuple[WebhookRoute, ...]:
-    generic = (
-        WebhookRoute("/validate", "validate"),
-        WebhookRoute("/mutate", "mutate"),
-        WebhookRoute("/convert", "convert"),
-    )
-    per_kind = tuple(
-        WebhookRoute(
-            hook.path, hook.type, kind.gvk(hook.guard_version) if hook.guard_version else None, (kind.kind,)
-        )
-        for review_type in ("validate", "mutate")
-        for kind in REGISTRY
-        for hook in kind.webhooks
-        if hook.type == review_type
-    )
-    return generic + per_kind
-
-
-#: Every webhook path served: the generic ones, then the upstream operator's per-kind paths from
-#: the kind registry, so its webhook configurations can point here unchanged.
-WEBHOOK_ROUTES: tuple[WebhookRoute, ...] = _routes()
 
 #: Bodies larger than this are handled off the event loop so they do not stall small reviews.
 OFFLOAD_BYTES = 256 * 1024
@@ -157,12 +127,10 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request]
             else:
                 outcome = decode_and_answer(body)
         except BadRequest as exc:
-            count(exc.status_code)
-            BAD_REQUESTS.labels(path, str(exc.status_code)).inc()
-            log.warning(
-                "request rejected", extra={"webhook": path, "code": exc.status_code, "error": exc.message}
-            )
-            return _json(exc.status_code, {"error": exc.message, "code": exc.status_code})
+            count(exc.code)
+            BAD_REQUESTS.labels(path, str(exc.code)).inc()
+            log.warning("request rejected", extra={"webhook": path, "code": exc.code, "error": exc.message})
+            return _json(exc.code, {"error": exc.message, "code": exc.code})
         except ClientDisconnect:
             count(499)
             return Response(status_code=499)
@@ -280,10 +248,6 @@ def create_app(state: AppState) -> FastAPI:
 
 def metrics_payload() -> bytes:
     """Metrics of this process, or of all worker processes in multiprocess mode."""
-    import os
-
-    from prometheus_client import CollectorRegistry, multiprocess
-
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]

@@ -2,9 +2,13 @@
 ``app/schemas/``, derived from the operator's CRDs and Go types by ``scripts/gen_schemas.py``).
 
 The operator decodes every object into typed structs, so a value of the wrong JSON type is a
-400 error naming the field. Here the check runs only when a handler could not process an
-object: it turns a failure deep inside the rules into a precise answer, at no cost to the
-common path.
+400 error naming the field. :mod:`app.dispatch` checks, in this order: the ``object`` of a
+CREATE or UPDATE (not of a subresource; on a per-kind path only when the request's kind is the
+one the path expects) before any rule runs, so a wrongly typed value is refused with 400 and no
+rule sees it; the stored ``oldObject`` only when a handler then failed on the request (it already
+passed the API server's schema validation); and every object of a ConversionReview before it is
+converted (one wrongly typed object fails the whole review). A clean object costs one walk and no string work: paths are
+only built on the way back from a problem.
 
 A number must also fit the Go type it decodes into (``int32``, ``int64``, ``int``,
 ``float32`` … — the skeleton's ``f``): one that does not is refused with the operator's own

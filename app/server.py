@@ -2,161 +2,30 @@
 
 from __future__ import annotations
 
-import gc
 import logging
-import signal
-import socket
 import sys
-import time
-from collections.abc import Callable
-from pathlib import Path
-from types import FrameType
-from typing import Any
 
-import uvicorn
-
-from app.cluster import ClusterServices, build_cluster_services, wait_for_pair
+from app.cluster import build_cluster_services, wait_for_pair
 from app.observability import configure_logging
-from app.routes import AppState, create_app
+from app.routes import create_app
+from app.runtime import (
+    DrainingServer,
+    build_state,
+    curl_hint,
+    prepare_certificates,
+    start_metrics_server,
+    uvicorn_config,
+)
 from app.settings import Settings
 from app.tls import CertReloader
-from domain.admission import AdmissionContext
+from app.workers import serve_workers
 
 log = logging.getLogger("dynamo_webhook.server")
-
-REPO_EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-CURL_EXAMPLE = "admission/dgd-v1beta1-create.json"
-
-
-def curl_hint(settings: Settings, ca_file: Path) -> str:
-    host = settings.host
-    if host in ("0.0.0.0", "::", ""):
-        host = "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    local = Path("examples") / CURL_EXAMPLE
-    example = local if local.exists() else REPO_EXAMPLES / CURL_EXAMPLE
-    return (
-        f"curl --cacert {ca_file} -H 'Content-Type: application/json' "
-        f"--data-binary @{example} https://{host}:{settings.port}/validate"
-    )
-
-
-def start_metrics_server(settings: Settings, registry: Any = None) -> Any:
-    """The plain-HTTP metrics port (``metrics_port``; 0 disables it). ``registry`` defaults to this
-    process's; the multi-worker supervisor passes one that reads every worker's metrics."""
-    if not settings.metrics_port:
-        return None
-    if settings.metrics_port == settings.port and settings.metrics_host == settings.host:
-        return None  # the HTTPS server already answers /metrics there
-    from prometheus_client import REGISTRY, start_http_server
-
-    server, _thread = start_http_server(
-        settings.metrics_port, addr=settings.metrics_host, registry=registry or REGISTRY
-    )
-    log.info("metrics listening", extra={"address": f"http://{settings.metrics_host}:{settings.metrics_port}/metrics"})
-    return server
-
-
-def prepare_certificates(settings: Settings) -> tuple[Path, Path, Path]:
-    """Make sure a serving pair exists in the cert dir; returns (cert, key, ca) paths."""
-    cert_dir = settings.cert_dir
-    cert_file, key_file, ca_file = cert_dir / "tls.crt", cert_dir / "tls.key", cert_dir / "ca.crt"
-    if settings.cert_mode == "dev":
-        from certs.dev import ensure_dev_certs
-
-        result = ensure_dev_certs(cert_dir, settings.service_name, settings.namespace, settings.cluster_domain)
-        if result.generated:
-            log.info("generated a self-signed CA and serving certificate", extra={"cert_dir": str(cert_dir)})
-    return cert_file, key_file, ca_file
-
-
-def build_state(
-    settings: Settings, reloader: CertReloader | None, services: ClusterServices | None = None
-) -> AppState:
-    checks: list[Callable[[], tuple[bool, str]]] = []
-    if reloader is not None:
-        checks.append(lambda: (reloader.loaded, "no serving certificate loaded"))
-    admission = AdmissionContext(settings=settings.admission_settings())
-    if services is not None:
-        checks.extend(services.ready_checks)
-        admission = services.admission_context(settings)
-    return AppState(settings=settings, admission=admission, ready_checks=checks)
-
-
-def uvicorn_config(
-    settings: Settings, app: Any, reloader: CertReloader, cert_file: Path, key_file: Path
-) -> uvicorn.Config:
-    """The uvicorn configuration of one server process, serving with ``reloader``'s context."""
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        ssl_certfile=str(cert_file),
-        ssl_keyfile=str(key_file),
-        http="httptools",
-        loop="uvloop",
-        lifespan="on",
-        log_config=None,
-        access_log=False,
-        timeout_keep_alive=30,
-        timeout_graceful_shutdown=30,
-        server_header=False,
-    )
-    config.load()
-    config.ssl = reloader.server_context  # hot-reloading context (SNI callback swaps certificates)
-    return config
-
-
-#: Allocations (minus deallocations) between young-generation collections in a server process
-#: (Python's default: 700).
-GC_THRESHOLD_GEN0 = 20_000
-
-
-class DrainingServer(uvicorn.Server):
-    """uvicorn server with a graceful SIGTERM/SIGINT: readiness turns false at once, requests keep
-    being answered for ``drain_seconds``, then the listener closes and in-flight requests finish.
-    A second signal skips the rest of the drain. The process then exits normally (status 0)."""
-
-    def __init__(self, config: uvicorn.Config, state: AppState, drain_seconds: float) -> None:
-        super().__init__(config)
-        self.state = state
-        self.drain_seconds = drain_seconds
-        self.drain_until: float | None = None
-
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        if self.state.draining:
-            if self.should_exit and sig == signal.SIGINT:
-                self.force_exit = True
-            self.should_exit = True
-            return
-        self.state.draining = True
-        log.info("shutting down: readiness is now false", extra={"signal": sig, "drain_seconds": self.drain_seconds})
-        if self.drain_seconds > 0:
-            self.drain_until = time.monotonic() + self.drain_seconds
-        else:
-            self.should_exit = True
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
-        # Everything loaded so far (modules, rule tables, the app) lives as long as the process:
-        # keep it out of the collector's scans, and collect young objects less often, so large
-        # reviews (thousands of objects each) do not pay for repeated full collections.
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(GC_THRESHOLD_GEN0, 20, 20)
-
-    async def on_tick(self, counter: int) -> bool:
-        if self.drain_until is not None and time.monotonic() >= self.drain_until:
-            self.should_exit = True
-        return await super().on_tick(counter)
 
 
 def serve(settings: Settings) -> int:
     configure_logging(settings.log_format, settings.log_level)
     if settings.workers > 1:
-        from app.workers import serve_workers
-
         return serve_workers(settings)
     try:
         services = build_cluster_services(settings)

@@ -14,15 +14,10 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from domain.admission import DEFAULT_OPERATOR_PRINCIPAL, AdmissionSettings
+from app.incluster import in_cluster
+from domain.admission import DEFAULT_OPERATOR_PRINCIPAL, DEFAULT_PLANNER_SERVICE_ACCOUNT, AdmissionSettings
 
 MiB = 1024 * 1024
-
-
-def _in_cluster() -> bool:
-    from app.cluster import in_cluster
-
-    return in_cluster()
 
 
 def default_cert_dir() -> Path:
@@ -43,7 +38,7 @@ class Settings(BaseSettings):
         2.0, gt=0, le=10, description="Seconds between checks of the cert files for a new pair."
     )
     cert_mode: Literal["dev", "auto", "manual"] = Field(
-        default_factory=lambda: "auto" if _in_cluster() else "dev",
+        default_factory=lambda: "auto" if in_cluster() else "dev",
         description="dev: self-signed into the cert dir, no Kubernetes API (default outside a cluster); "
         "auto: manage the Secret and inject caBundles (default in a cluster); manual: cert-manager or a "
         "user Secret (only CRD conversion bundles are injected).",
@@ -83,7 +78,10 @@ class Settings(BaseSettings):
     operator_principal: str = Field(
         DEFAULT_OPERATOR_PRINCIPAL, description="Username of the operator's service account (replica-lock exemption)."
     )
-    planner_service_account: str = Field("planner-serviceaccount", description="Planner service account name.")
+    planner_service_account: str = Field(
+        DEFAULT_PLANNER_SERVICE_ACCOUNT,
+        description="Name of the planner's service account, in any namespace (replica-lock exemption; empty: none).",
+    )
     operator_version: str = Field("0.1.0", description="Operator version (semver) used by version-dependent rules.")
     dgdr_default_image: str = Field("", description="Default profiler image for DGDRs (empty: derived).")
     print_curl: bool = Field(True, description="Print a ready-to-paste curl command when serving.")

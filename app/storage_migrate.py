@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 import orjson
+from kubernetes.config.config_exception import ConfigException
 
 from app.inventory import (
     EXIT_FINDINGS,
@@ -358,8 +359,6 @@ def render(results: Sequence[CrdResult], out: TextIO, *, dry_run: bool) -> None:
 
 
 def cmd_storage_migrate(args: argparse.Namespace) -> int:
-    from kubernetes.config.config_exception import ConfigException
-
     try:
         kinds = select_kinds(args.kinds, convertible_only=True)
     except ValueError as exc:

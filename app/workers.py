@@ -15,6 +15,8 @@ that dies is marked dead (its live gauges are dropped) and replaced.
 SIGTERM/SIGINT on the supervisor is forwarded to every worker; each drains as a single-process
 server does (readiness false first, ``drain_seconds`` of service, in-flight requests finish)
 and the supervisor exits once all of them have.
+
+What a server process is made of is shared with the single-process ``serve`` (:mod:`app.runtime`).
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from prometheus_client import CollectorRegistry, multiprocess, values
+
 from app.cluster import ClusterServices, api_available, build_cluster_services, wait_for_pair
 from app.observability import configure_logging
 from app.routes import create_app
-from app.server import (
+from app.runtime import (
     DrainingServer,
     build_state,
     curl_hint,
@@ -69,8 +73,6 @@ GRACEFUL_SHUTDOWN_SECONDS = 30.0
 def prepare_multiprocess_dir() -> tuple[Path, bool]:
     """Export ``PROMETHEUS_MULTIPROC_DIR`` for this process and its workers. Returns the directory
     and whether it was created here (and is removed at exit). Files of earlier runs are removed."""
-    from prometheus_client import values
-
     existing = os.environ.get(MULTIPROC_ENV)
     if existing:
         path, owned = Path(existing), False
@@ -89,8 +91,6 @@ def prepare_multiprocess_dir() -> tuple[Path, bool]:
 
 
 def multiprocess_registry() -> Any:
-    from prometheus_client import CollectorRegistry, multiprocess
-
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
     return registry
@@ -99,8 +99,6 @@ def multiprocess_registry() -> Any:
 def mark_dead(pid: int | None) -> None:
     if pid is None:
         return
-    from prometheus_client import multiprocess
-
     with contextlib.suppress(OSError):
         multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
 

@@ -33,7 +33,6 @@ _load_incluster_config: Callable[..., None] = k8s_config.load_incluster_config
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 MERGE_PATCH = "application/merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
 
 
 class ApiError(Exception):
@@ -244,9 +243,6 @@ class Kube:
     def merge_patch(self, path: str, patch: JsonObj) -> JsonObj:
         return self.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
 
-    def delete(self, path: str) -> None:
-        self.request("DELETE", path)
-
     def watch(
         self,
         path: str,
@@ -380,10 +376,6 @@ class Informer:
     def synced(self) -> bool:
         """True once a list has succeeded (it stays true across later relists)."""
         return self._synced.is_set()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stop.is_set()
 
     def _opened(self, raw: Any) -> None:
         with self._lock:

@@ -583,10 +583,6 @@ class Reconciler:
 
     # --- background loop ---------------------------------------------------------------------------
 
-    def trigger(self) -> None:
-        """Ask the background loop for a pass now."""
-        self._trigger.set()
-
     def start(self) -> None:
         if self._thread is not None:
             return

@@ -229,10 +229,6 @@ def not_after(pem: bytes) -> dt.datetime:
     return load_cert(pem).not_valid_after_utc
 
 
-def not_before(pem: bytes) -> dt.datetime:
-    return load_cert(pem).not_valid_before_utc
-
-
 def dns_sans(pem: bytes) -> list[str]:
     return _sans(load_cert(pem), x509.DNSName)
 

@@ -1,4 +1,5 @@
-"""DynamoComponentDeployment defaulting on the v1beta1 hub (DEF-DCD-1).
+"""DynamoComponentDeployment defaulting on the v1beta1 hub (upstream ``DCDDefaulter.Default`` in
+deploy/operator/internal/webhook/defaulting/dynamocomponentdeployment_handler.go).
 
 On CREATE a standalone DCD without ``spec.name`` takes ``metadata.name``. UPDATE requests
 are admitted unchanged (renaming an existing component would rewrite user intent). The

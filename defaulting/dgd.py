@@ -1,6 +1,7 @@
-"""DynamoGraphDeployment defaulting on the v1beta1 hub (DEF-DGD-1, -3, -4, -5, -6, -7).
+"""DynamoGraphDeployment defaulting on the v1beta1 hub.
 
-Mirrors the operator's ``DGDDefaulter.Default``:
+Mirrors the operator's ``DGDDefaulter.Default`` (with ``defaultWorkloadProvider``, in
+deploy/operator/internal/webhook/defaulting/dynamographdeployment_handler.go):
 
 * CREATE: ``metadata.annotations[nvidia.com/workload-provider]`` is always (re)written:
   ``grove`` when the Grove gate is on and ``nvidia.com/enable-grove`` is not ``false``

@@ -1,4 +1,5 @@
-"""DynamoGraphDeploymentRequest defaulting on the v1beta1 hub (DEF-DGDR-4).
+"""DynamoGraphDeploymentRequest defaulting on the v1beta1 hub (upstream ``DGDRDefaulter.Default`` and
+``defaultImageFor`` in deploy/operator/internal/webhook/defaulting/dynamographdeploymentrequest_handler.go).
 
 On CREATE an empty ``spec.image`` becomes the configured default image, or
 ``nvcr.io/nvidia/ai-dynamo/dynamo-planner:<operator version>`` with the version in

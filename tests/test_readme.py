@@ -7,8 +7,8 @@ import os
 import re
 from pathlib import Path
 
-from app.routes import WEBHOOK_ROUTES
 from app.settings import Settings
+from app.webhooks import WEBHOOK_ROUTES
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

@@ -156,7 +156,10 @@ def service_errors(
     runtime_version_rules: bool,
     allow_missing_override: bool,
 ) -> list[FieldError]:
-    """``validateDynamoComponentDeploymentSharedSpecV1alpha1``: A-1, warnings, A-2, A-3, A-4, A-6, A-7, RV."""
+    """Upstream ``validateDynamoComponentDeploymentSharedSpecV1alpha1`` (shared_v1alpha1.go), in its
+    order: the vLLM backend annotation, the deprecation warnings, ``validateVolumeMountV1alpha1``,
+    ``validateIngressSpecV1alpha1``, ``validateEPPConfigV1alpha1``, the frontend-sidecar name clash,
+    ``validateFailoverSpecV1alpha1``, the runtime version."""
     out: list[FieldError] = []
     bad = invalid_vllm_backend(string_map(service, "annotations"))
     if bad is not None:

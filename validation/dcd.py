@@ -1,4 +1,5 @@
-"""DynamoComponentDeployment validation (spec §3)."""
+"""DynamoComponentDeployment validation (upstream ``DynamoComponentDeploymentValidator`` in
+deploy/operator/internal/webhook/validation/dynamocomponentdeployment.go)."""
 
 from __future__ import annotations
 

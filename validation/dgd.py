@@ -1,4 +1,6 @@
-"""DynamoGraphDeployment validation (spec §2): metadata, spec, per-component and update rules."""
+"""DynamoGraphDeployment validation (upstream ``DynamoGraphDeploymentValidator`` in
+deploy/operator/internal/webhook/validation/dynamographdeployment.go): metadata, spec,
+per-component and update rules."""
 
 from __future__ import annotations
 
@@ -61,7 +63,6 @@ SOURCE_DISABLED: Final = "disabled"
 
 MAX_COMBINED_NAME_LENGTH: Final = 45
 _MIN_PCS_NAME_LENGTH: Final = 8
-_PLANNER_SA: Final = "planner-serviceaccount"
 _SA_PREFIX: Final = "system:serviceaccount:"
 _DECIMAL_RE: Final = re.compile(r"[+-]?[0-9]+")
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -83,7 +84,7 @@ class Result:
     warnings: list[str] = field(default_factory=list)
 
 
-# --- Grove pathway (§2.1) -------------------------------------------------------------------------
+# --- Grove pathway (upstream grovePathwayForDynamoGraphDeployment) ------------------------------------------
 
 
 def grove_pathway(annotations: dict[str, Any], grove_enabled: bool) -> tuple[bool, str]:
@@ -116,7 +117,7 @@ def _str(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
 
-# --- Grove resource names (DGD-S9) -------------------------------------------------------------------
+# --- Grove resource names (upstream dgdComponentResourceNameLength) -----------------------------------------
 
 
 def _fnv32a(data: bytes) -> int:
@@ -266,7 +267,8 @@ def _dra_path(component: JSON, path: Path) -> Path | None:
 
 
 def power_errors(component: JSON, path: Path) -> list[FieldError]:
-    """DGD-S12, DGD-S13."""
+    """Upstream ``validateDGDComponentPowerAnnotation``: the power-limit value, and no DRA claims
+    beside it."""
     value, has = _power_limit(component)
     if not has:
         return []
@@ -300,7 +302,8 @@ def _has_arg(args: list[str], flag: str, value: str) -> bool:
 
 
 def elastic_ep_errors(backend: str, component: JSON, path: Path) -> list[FieldError]:
-    """DGD-S15 (also used for a DCD with its own backendFramework)."""
+    """Upstream ``validateElasticEPRequiresCommand`` (shared_helpers.go; also used for a DCD with its own
+    backendFramework)."""
     if backend != "vllm" or sub(component, "podTemplate") is None:
         return []
     conts = containers(sub(component, "podTemplate"))
@@ -444,16 +447,22 @@ def stateless(hub: JSON, ctx: AdmissionContext, rv_source: str) -> Result:
     return res
 
 
-# --- update rules (§2.5) -------------------------------------------------------------------------------------
+# --- update rules (upstream validateDynamoGraphDeploymentUpdate) --------------------------------------------
 
 
-def can_modify_replicas(principal: str, username: str) -> bool:
+def can_modify_replicas(principal: str, planner_service_account: str, username: str) -> bool:
+    """Whether ``username`` may change the replicas of a component with a scaling adapter: the
+    operator's own service account (``principal``, matched exactly), or the planner's service
+    account matched by name only, in any namespace (the operator creates it, with that name, in
+    every namespace with a DynamoGraphDeployment). An empty name matches no user. Mirrors upstream
+    ``CanModifyDGDReplicas`` in internal/webhook/common.go, whose planner name is
+    ``consts.PlannerServiceAccountName``."""
     if not username.startswith(_SA_PREFIX):
         return False
     if principal and username == principal:
         return True
     parts = username.split(":")
-    return len(parts) == 4 and parts[3] == _PLANNER_SA
+    return bool(planner_service_account) and len(parts) == 4 and parts[3] == planner_service_account
 
 
 def _metadata_update_errors(new: JSON, old: JSON, principal: str, username: str) -> list[FieldError]:
@@ -491,7 +500,8 @@ def _effective_gpus(component: JSON, path: Path) -> tuple[str | None, Path]:
 
 
 def _power_update_errors(new: JSON, old: JSON, path: Path) -> list[FieldError]:
-    """DGD-U14, DGD-U15."""
+    """Upstream ``validateDynamoGraphDeploymentSharedSpecUpdate``: the power-limit annotation is immutable
+    and, once set, so are the component's GPU count and node count."""
     out: list[FieldError] = []
     new_v, new_has = _power_limit(new)
     old_v, old_has = _power_limit(old)
@@ -534,7 +544,7 @@ def update_errors(new: JSON, old: JSON, ctx: AdmissionContext, username: str, rv
         else:
             detail += f": components removed: [{' '.join(removed)}]"
         out.append(forbidden(sp.child("components"), detail))
-    may_scale = can_modify_replicas(principal, username)
+    may_scale = can_modify_replicas(principal, ctx.settings.planner_service_account, username)
     cp = sp.child("components")
     for i, comp in enumerate(new_components):
         old_comp = old_by_name.get(string(comp, "name"))

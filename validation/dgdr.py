@@ -1,4 +1,6 @@
-"""DynamoGraphDeploymentRequest validation on the v1beta1 hub (DGDR-1..3, DGDR-U1, -U1a, -U2).
+"""DynamoGraphDeploymentRequest validation on the v1beta1 hub (upstream
+``validateDynamoGraphDeploymentRequestSpec`` and ``validateDynamoGraphDeploymentRequestSpecUpdate`` in
+deploy/operator/internal/webhook/validation/dynamographdeploymentrequest.go).
 
 A v1alpha1 object is converted to the hub first (the converter turns a v1alpha1
 ``profilingConfig.profilerImage``, else ``deploymentOverrides.workersImage``, into
@@ -215,7 +217,8 @@ def semantic_spec(spec: JSONObject) -> JSONObject:
 
 
 def _is_deferred_update(new: JSONObject, old: JSONObject, old_phase: str) -> bool:
-    """DGDR-U1a: choosing the runtime version / activating autoApply before deferred DGD creation."""
+    """Upstream ``isDGDRDeferredRuntimeVersionUpdate``: choosing the runtime version / activating
+    autoApply before deferred DGD creation."""
     old_auto = old.get("autoApply")
     if old_auto is not False or old_phase not in (PHASE_PROFILING, PHASE_READY):
         return False

@@ -1,4 +1,6 @@
-"""DynamoCheckpoint validation (v1alpha1, gated by Checkpoint): CK-1, CK-3, CK-4, CK-5.
+"""DynamoCheckpoint validation (v1alpha1, gated by Checkpoint): upstream ``validateDynamoCheckpoint``
+with ``validateDynamoCheckpointSpec`` and ``validateDynamoCheckpointJobConfig``
+(deploy/operator/internal/webhook/validation/dynamocheckpoint.go).
 
 The Checkpoint gate is off by default, so every CREATE and every non-terminating UPDATE is
 denied by default. UPDATE re-runs the create rules on the new object; identity

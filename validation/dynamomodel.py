@@ -1,4 +1,6 @@
-"""DynamoModel validation (v1alpha1 only, ungated, no GVK guard): DM-1..4, DM-U1, DM-U2.
+"""DynamoModel validation (v1alpha1 only, ungated, no GVK guard): upstream ``validateDynamoModelSpec``
+with ``validateModelSource``, and ``validateDynamoModelSpecUpdate``
+(deploy/operator/internal/webhook/validation/dynamomodel.go).
 
 UPDATE runs the create rules on the new object, then the immutability rules; each
 immutability violation adds its warning as well as its error (warnings accompany the

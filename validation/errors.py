@@ -30,16 +30,12 @@ __all__ = [
     "duplicate",
     "forbidden",
     "go_quote",
-    "internal",
     "invalid",
     "invalid_decision",
-    "not_found",
     "not_supported",
     "render_value",
     "required",
     "to_decision",
-    "too_long",
-    "too_many",
 ]
 
 
@@ -325,10 +321,6 @@ def invalid(path: Path | str, value: Any, detail: str = "") -> FieldError:
     return FieldError(ErrorType.INVALID, _p(path), value, detail)
 
 
-def not_found(path: Path | str, value: Any) -> FieldError:
-    return FieldError(ErrorType.NOT_FOUND, _p(path), value, "")
-
-
 def duplicate(path: Path | str, value: Any) -> FieldError:
     return FieldError(ErrorType.DUPLICATE, _p(path), value, "")
 
@@ -338,26 +330,6 @@ def not_supported(path: Path | str, value: Any, valid: Sequence[str]) -> FieldEr
     if valid:
         detail = "supported values: " + ", ".join(go_quote(str(v)) for v in valid)
     return FieldError(ErrorType.NOT_SUPPORTED, _p(path), value, detail)
-
-
-def too_long(path: Path | str, max_length: int) -> FieldError:
-    if max_length >= 0:
-        detail = f"may not be more than {max_length} {'byte' if max_length == 1 else 'bytes'}"
-    else:
-        detail = "value is too long"
-    return FieldError(ErrorType.TOO_LONG, _p(path), OMIT, detail)
-
-
-def too_many(path: Path | str, actual: int, max_quantity: int) -> FieldError:
-    if max_quantity >= 0:
-        detail = f"must have at most {max_quantity} {'item' if max_quantity == 1 else 'items'}"
-    else:
-        detail = "has too many items"
-    return FieldError(ErrorType.TOO_MANY, _p(path), actual if actual >= 0 else OMIT, detail)
-
-
-def internal(path: Path | str, err: str) -> FieldError:
-    return FieldError(ErrorType.INTERNAL, _p(path), OMIT, err)
 
 
 # --- aggregation ---------------------------------------------------------------------------

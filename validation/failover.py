@@ -1,5 +1,7 @@
 """Experimental component features: GPU memory service (GMS), failover, Grove scaling groups and
-checkpoints (SH-12..SH-21) and their update-time toggles (DGD-U10..U13)."""
+checkpoints (upstream ``validateExperimentalSpec`` and its callees in
+deploy/operator/internal/webhook/validation/shared_v1beta1.go) and their update-time toggles
+(``validateExperimentalSpecUpdate``)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ def _has_container(containers: list[JSON], name: str) -> bool:
 def gms_errors(
     gms: JSON, path: Path, component_type: str, resources: JSON, containers: list[JSON]
 ) -> list[FieldError]:
-    """SH-12, SH-13, SH-14."""
+    """Upstream ``validateGPUMemoryServiceSpec``."""
     out: list[FieldError] = []
     if component_type not in _GMS_COMPONENT_TYPES:
         out.append(
@@ -53,7 +55,7 @@ def gms_errors(
 def failover_errors(
     failover: JSON, path: Path, gms: JSON | None, component_type: str, resources: JSON
 ) -> list[FieldError]:
-    """SH-15, SH-16, SH-17."""
+    """Upstream ``validateFailoverSpec``."""
     out: list[FieldError] = []
     mode = effective_mode(string(failover, "mode"))
     if gms is None:
@@ -172,7 +174,8 @@ def experimental_update_errors(
     containers: list[JSON],
     validate_gms_new_state: bool,
 ) -> list[FieldError]:
-    """DGD-U10..U13 (``validateExperimentalSpecUpdate`` and the removed-``experimental`` branch)."""
+    """Upstream ``validateExperimentalSpecUpdate``, and the branch of
+    ``validateDynamoComponentDeploymentSharedSpecUpdate`` for a removed ``experimental``."""
     out: list[FieldError] = []
     old_gms = sub(old_exp, "gpuMemoryService")
     old_failover = sub(old_exp, "failover")

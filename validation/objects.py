@@ -23,11 +23,6 @@ JSON = dict[str, Any]
 
 
 
-def obj(value: Any) -> JSON | None:
-    """``value`` if it is a JSON object, else None (absent / null / wrong type)."""
-    return value if isinstance(value, dict) else None
-
-
 def name_of(o: JSON | None) -> str:
     """``metadata.name`` ("" when absent or not a string)."""
     return string(sub(o, "metadata"), "name")

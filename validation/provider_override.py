@@ -1,6 +1,9 @@
-"""Provider overrides (DGD-S1..S6, SH-23, DGD-U17): Grove-native patches on DGD components.
+"""Provider overrides: Grove-native patches on DGD components (upstream ``validateProviderOverride``
+and ``validateProviderOverrideUpdate`` in deploy/operator/internal/webhook/validation/shared_v1beta1.go,
+``providerOverrideWritesGroveTopology`` in dynamographdeployment.go, and the ``provideroverride``
+package they call).
 
-DGD-S5 checks an override ``value`` in three steps, as ``provideroverride.ValidateValue`` does:
+An override ``value`` is checked in three steps, as ``provideroverride.ValidateValue`` does:
 it must be a JSON object; it must decode into the Grove Go type of its target (``PodCliqueSet``,
 ``PodCliqueTemplateSpec`` or ``PodCliqueScalingGroupConfig`` of Grove's ``operator/api`` at the
 version the operator requires, table :mod:`validation.gotypes_grove`); then every key outside the
@@ -35,7 +38,7 @@ from domain.constants import (
 )
 from validation import gotypes_grove
 from validation.errors import FieldError, Path, forbidden, go_quote, invalid, not_supported, required
-from validation.objects import JSON, is_inter_pod_gms_literal, is_multinode, string, sub, uses_pcsg
+from validation.objects import JSON, is_inter_pod_gms_literal, is_multinode, string, uses_pcsg
 
 _OWNERSHIP: Final = "is Dynamo-owned or not enabled for provider override"
 _MISSING: Final = object()
@@ -171,7 +174,7 @@ def validate_override(
     scope: str,
     component: JSON | None,
 ) -> list[FieldError]:
-    """SH-23 / DGD-S1..S5 for one override (the first failing check wins, as upstream)."""
+    """Upstream ``validateProviderOverride`` for one override (the first failing check wins)."""
     if not supported:
         return [
             forbidden(
@@ -219,20 +222,6 @@ def validate_override(
     return out
 
 
-def overrides_of(component: JSON) -> list[tuple[JSON, tuple[str, ...], str]]:
-    """The component's overrides: (override, path parts under the component, scope)."""
-    out: list[tuple[JSON, tuple[str, ...], str]] = []
-    po = sub(component, "providerOverride")
-    if po is not None:
-        out.append((po, ("providerOverride",), SCOPE_COMPONENT))
-    mn = sub(component, "multinode")
-    for role, scope in (("leader", SCOPE_LEADER), ("worker", SCOPE_WORKER)):
-        ro = sub(sub(mn, role), "providerOverride")
-        if ro is not None:
-            out.append((ro, ("multinode", role, "providerOverride"), scope))
-    return out
-
-
 def override_writes_topology(
     override: JSON | None, provider: str, scope: str, component: JSON | None
 ) -> bool:
@@ -247,7 +236,8 @@ def override_writes_topology(
 
 
 def update_errors(new: JSON, old: JSON, path: Path) -> list[FieldError]:
-    """DGD-U17: apiVersion / target of an override present in both states are immutable."""
+    """Upstream ``validateProviderOverrideUpdate``: apiVersion / target of an override present in both
+    states are immutable."""
     out: list[FieldError] = []
     for key in ("apiVersion", "target"):
         nv, ov = string(new, key), string(old, key)

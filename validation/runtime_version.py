@@ -1,4 +1,12 @@
-"""Main-image and runtime-version rules (SH-RV1, SH-RV2) and the semver parsers they use."""
+"""Main-image and runtime-version rules and the semver parsers they use.
+
+The rules are upstream's runtime-compatibility checks at the end of
+``validateDynamoComponentDeploymentSharedSpec`` and ``validateDynamoComponentDeploymentSharedSpecUpdate``
+(deploy/operator/internal/webhook/validation/shared_v1beta1.go) and of
+``validateDynamoComponentDeploymentSharedSpecV1alpha1`` (shared_v1alpha1.go), with the helpers
+``runtimeVersionImageAndPath``, ``runtimeVersionImageAndPathV1Alpha1`` and
+``runtimeVersionOverrideRequired`` (shared_helpers.go).
+"""
 
 from __future__ import annotations
 

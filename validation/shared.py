@@ -1,5 +1,8 @@
-"""Rules shared by DGD components and the DCD spec (SH-*), and the per-component update rules
-(DGD-U17 component/role overrides, U7, U6, U4, U10..U13, runtime-version ratchet)."""
+"""Rules shared by DGD components and the DCD spec (upstream ``validateDynamoComponentDeploymentSharedSpec``
+in deploy/operator/internal/webhook/validation/shared_v1beta1.go), and the per-component update rules
+(``validateDynamoComponentDeploymentSharedSpecUpdate``: the provider-override identities of the
+component and its multinode roles, the single-/multi-node shape, the scaling-adapter replica lock,
+the topology constraint, the experimental toggles, the runtime-version ratchet)."""
 
 from __future__ import annotations
 
@@ -36,7 +39,8 @@ class SharedOptions:
     # Runtime-version rules run on the hub (v1beta1 source) only when this is True.
     runtime_version: bool
     allow_missing_override: bool
-    # SH-8: InferencePool API availability (DGD components only, live look-up); None skips it.
+    # InferencePool API availability for EPP components (upstream ``inferencePoolAvailabilityError``
+    # in shared_helpers.go; DGD components only, live look-up); None skips it.
     inference_pool: InferencePoolProbe | None = None
 
 

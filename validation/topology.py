@@ -1,5 +1,12 @@
-"""Topology constraints and KV transfer policy (DGD-T1..T5, DGD-K1..K3, DGD-S6, DGD-U3..U5)
-and the CRD's topology-domain pattern (the API server's schema layer)."""
+"""Topology constraints and KV transfer policy, and the CRD's topology-domain pattern (the API
+server's schema layer).
+
+Upstream (deploy/operator/internal/webhook/validation/): the topology block of
+``validateDynamoGraphDeploymentSpec`` with ``groveTopologyOverrideCompositionErrors``,
+``validateSpecTopologyConstraint`` and ``validateKvTransferPolicy`` (dynamographdeployment.go),
+``validateTopologyConstraint`` (shared_v1beta1.go), and the update rules
+``validateSpecTopologyConstraintUpdate``, ``validateTopologyConstraintUpdate`` and
+``validateKvTransferPolicyUpdate``."""
 
 from __future__ import annotations
 
@@ -106,7 +113,8 @@ def schema_errors_dcd(obj: JSON) -> list[FieldError]:
 
 
 def composition_errors(spec: JSON, components: list[JSON], provider: str, path: Path) -> list[FieldError]:
-    """DGD-S6: typed topology combined with Grove topology written through provider overrides."""
+    """Upstream ``groveTopologyOverrideCompositionErrors``: typed topology combined with Grove topology
+    written through provider overrides."""
     if provider != PROVIDER_GROVE:
         return []
     out: list[FieldError] = []
@@ -161,7 +169,10 @@ def topology_errors(
     grove_pathway: bool = False,
     reader: ClusterTopologyReader | None = None,
 ) -> list[FieldError]:
-    """DGD-S6, T1..T5. The ClusterTopologyBinding look-up (T3..T5) runs only with a reader, on
+    """The topology block of upstream ``validateDynamoGraphDeploymentSpec``:
+    ``groveTopologyOverrideCompositionErrors``, the required constraints, then
+    ``validateSpecTopologyConstraint`` and ``validateTopologyConstraint`` against the
+    ClusterTopologyBinding. Its look-up (``readGroveClusterTopology``) runs only with a reader, on
     the Grove pathway, at generation <= 1 and when the spec names a topology."""
     has_component = any(sub(c, "topologyConstraint") is not None for c in components)
     spec_tc = sub(spec, "topologyConstraint")
@@ -233,7 +244,8 @@ def kv_policy_errors(
     generation: int = 0,
     reader: ClusterTopologyReader | None = None,
 ) -> list[FieldError]:
-    """DGD-K1, K2, and K3 (the live look-up) when a reader is available."""
+    """Upstream ``validateKvTransferPolicy`` (its ClusterTopologyBinding look-up only when a reader is
+    available)."""
     policy = sub(sub(spec, "experimental"), "kvTransferPolicy")
     if policy is None:
         return []
@@ -297,7 +309,7 @@ def kv_policy_json(policy: JSON | None) -> GoJSON | None:
 
 
 def spec_topology_update_errors(new_spec: JSON, old_spec: JSON, path: Path) -> list[FieldError]:
-    """DGD-U3: compared by (clusterTopologyName, packDomain)."""
+    """Upstream ``validateSpecTopologyConstraintUpdate``: compared by (clusterTopologyName, packDomain)."""
     new_tc = sub(new_spec, "topologyConstraint")
     old_tc = sub(old_spec, "topologyConstraint")
     tp = path.child("topologyConstraint")
@@ -314,7 +326,7 @@ def spec_topology_update_errors(new_spec: JSON, old_spec: JSON, path: Path) -> l
 
 
 def component_topology_update_errors(new: JSON, old: JSON, path: Path, owner_kind: str) -> list[FieldError]:
-    """DGD-U4: a component's constraint, compared by packDomain."""
+    """Upstream ``validateTopologyConstraintUpdate``: a component's constraint, compared by packDomain."""
     new_tc = sub(new, "topologyConstraint")
     old_tc = sub(old, "topologyConstraint")
     tp = path.child("topologyConstraint")
@@ -344,7 +356,8 @@ def _kv_equal(a: JSON, b: JSON | None) -> bool:
 
 
 def kv_policy_update_errors(new_spec: JSON, old_spec: JSON, path: Path) -> list[FieldError]:
-    """DGD-U5 (empty enforcement compares as ``required``)."""
+    """Upstream ``validateDynamoGraphDeploymentExperimentalSpecUpdate`` with
+    ``validateKvTransferPolicyUpdate`` (empty enforcement compares as ``required``)."""
     new_exp = sub(new_spec, "experimental")
     old_policy = sub(sub(old_spec, "experimental"), "kvTransferPolicy")
     kp = path.child("experimental", "kvTransferPolicy")

@@ -133,16 +133,14 @@ def test_round_trips_are_checked_through_both_versions(auditor: Auditor) -> None
 def test_only_the_registered_webhooks_run_and_exact_ones_only_in_their_version(
     auditor: Auditor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import app.dispatch
-
     seen: list[tuple[str, str]] = []
-    real = app.dispatch.review_admission
+    real = audit.review_admission
 
     def spy(doc: Any, review_type: Any, ctx: Any, expected: Any = None) -> Any:
         seen.append((review_type, doc["request"]["operation"]))
         return real(doc, review_type, ctx, expected)
 
-    monkeypatch.setattr(app.dispatch, "review_admission", spy)
+    monkeypatch.setattr(audit, "review_admission", spy)
     dcd = load(ROOT / "examples/manifests/dcd-v1beta1.yaml", "worker")
     crd = CrdInfo("dynamocomponentdeployments.nvidia.com", "u", 1, "1", "v1beta1", ("v1alpha1", "v1beta1"),
                   ("v1beta1",), True)

@@ -95,6 +95,42 @@ def test_settings_from_env_and_flags(monkeypatch: pytest.MonkeyPatch) -> None:
     assert flag_wins.port == 9000
 
 
+def _replica_change_by(username: str, tmp_path: Path) -> str:
+    """An UPDATE review in which ``username`` changes the replicas of a component with a scaling adapter."""
+    review = json.loads((ROOT / "examples/admission/dgd-v1beta1-create.json").read_text())
+    request = review["request"]
+    old = request["object"]
+    old["spec"]["components"][0]["scalingAdapter"] = {}
+    new = json.loads(json.dumps(old))
+    new["spec"]["components"][0]["replicas"] = 7
+    request.update(operation="UPDATE", object=new, oldObject=old, userInfo={"username": username})
+    path = tmp_path / "update.json"
+    path.write_text(json.dumps(review))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("setting", "username", "allowed"),
+    [
+        (None, "system:serviceaccount:team-a:planner-serviceaccount", True),
+        (None, "system:serviceaccount:team-a:autoscaler", False),
+        ("autoscaler", "system:serviceaccount:team-a:autoscaler", True),
+        ("autoscaler", "system:serviceaccount:team-a:planner-serviceaccount", False),
+    ],
+)
+def test_planner_service_account_setting_reaches_the_replica_rule(
+    setting: str | None, username: str, allowed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if setting is not None:
+        monkeypatch.setenv("DYNAMO_WEBHOOK_PLANNER_SERVICE_ACCOUNT", setting)
+    assert main(["review", _replica_change_by(username, tmp_path)]) == (0 if allowed else 1)
+    response = json.loads(capsys.readouterr().out)["response"]
+    assert response["allowed"] is allowed
+    if not allowed:
+        assert "scaling adapter is enabled" in response["status"]["message"]
+
+
 def test_serve_help_documents_every_setting() -> None:
     proc = run("serve", "--help")
     assert proc.returncode == 0

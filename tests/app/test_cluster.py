@@ -1,5 +1,5 @@
 """Live look-ups against the Kubernetes API (the in-process fake): ClusterTopologyBinding reads,
-InferencePool discovery, and their effect on admission (SH-8: EPP components need the
+InferencePool discovery, and their effect on admission (EPP components need the
 InferencePool API) once serve has an API."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 import conversion
 import kinds
-from app.routes import WEBHOOK_ROUTES
+from app.webhooks import WEBHOOK_ROUTES
 from domain.admission import AdmissionContext, AdmissionInput, Decision
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
 

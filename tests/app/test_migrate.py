@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 import conversion
-from app.cli import Document, main
+from app.cli import main
+from app.documents import Document
 from app.migrate import migrate
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -118,7 +118,7 @@ def test_fake_selectors_and_patches(fake_kube: FakeKube, kube_api_client: k8s_cl
         content_type="application/json-patch+json",
     )
     assert jp["metadata"]["labels"] == {"x": "1", "z": "3"}
-    k.delete(webhook_config_path("validating", "a"))
+    k.request("DELETE", webhook_config_path("validating", "a"))
     assert k.get(webhook_config_path("validating", "a")) is None
     verbs = [(c.verb, c.resource) for c in fake_kube.calls]
     assert ("delete", "validatingwebhookconfigurations") in verbs

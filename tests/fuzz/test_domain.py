@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 import conversion
 import kinds
 from app.dispatch import review_admission
-from app.reviews import InvalidRequest, admission_input, read_admission_review
+from app.errors import InvalidRequest
+from app.reviews import admission_input, read_admission_review
 from app.settings import Settings
 from domain.admission import AdmissionContext, Decision
 from tests.fuzz.checks import check_admission_answer

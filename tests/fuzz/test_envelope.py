@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.dispatch import review_admission, review_conversion
-from app.reviews import BadRequest, InvalidRequest, admission_input, parse_json, read_admission_review
+from app.errors import BadRequest, InvalidRequest
+from app.reviews import admission_input, parse_json, read_admission_review
 from app.settings import Settings
 from domain.admission import AdmissionContext
 from tests.fuzz.checks import check_admission_answer, check_conversion_answer
@@ -26,7 +27,7 @@ def test_parse_json_of_any_bytes(body: bytes) -> None:
     try:
         parse_json(body)
     except BadRequest as exc:
-        assert exc.status_code == 400 and exc.message
+        assert exc.code == 400 and exc.message
 
 
 @given(json_values)
@@ -57,7 +58,7 @@ def test_any_document_is_rejected_or_answered(doc: Any, review_type: str) -> Non
     try:
         outcome = review_admission(doc, review_type, CTX)  # type: ignore[arg-type]
     except BadRequest as exc:
-        assert 400 <= exc.status_code < 500
+        assert 400 <= exc.code < 500
         return
     check_admission_answer(outcome.body, original, review_type == "mutate")
 
@@ -86,7 +87,7 @@ def test_any_conversion_document_is_rejected_or_answered(doc: Any) -> None:
     try:
         outcome = review_conversion(doc)
     except BadRequest as exc:
-        assert 400 <= exc.status_code < 500
+        assert 400 <= exc.code < 500
         return
     if isinstance(original, dict) and isinstance(original.get("request"), dict):
         check_conversion_answer(outcome.body, original)

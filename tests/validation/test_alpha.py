@@ -1,4 +1,5 @@
-"""The v1alpha1 compatibility pass (spec §4) and v1alpha1 requests (converted to the hub)."""
+"""The v1alpha1 compatibility pass (upstream ``validateDynamoGraphDeploymentV1alpha1``) and v1alpha1
+requests (converted to the hub)."""
 
 from __future__ import annotations
 
@@ -78,34 +79,34 @@ def update(new: JSON, old: JSON) -> Any:
 W = "spec.services[w]"
 ALPHA_CASES: list[tuple[str, JSON, list[str]]] = [
     (
-        "A-1 service annotation",
+        "service vllm backend annotation",
         adgd({"w": svc(annotations={"nvidia.com/vllm-distributed-executor-backend": "x"})}),
         [
             f'{W}.annotations[nvidia.com/vllm-distributed-executor-backend]: Invalid value: "x": must be "mp" or "ray"'
         ],
     ),
     (
-        "A-2 mount point",
+        "volume mount point",
         adgd({"w": svc(volumeMounts=[{"name": "v"}])}),
         [f"{W}.volumeMounts[0].mountPoint: Required value: is required when useAsCompilationCache is false"],
     ),
     (
-        "A-2 compilation cache needs no mount point",
+        "compilation cache needs no mount point",
         adgd({"w": svc(volumeMounts=[{"name": "v", "useAsCompilationCache": True}])}),
         [],
     ),
     (
-        "A-3 ingress host",
+        "ingress host",
         adgd({"w": svc(ingress={"enabled": True})}),
         [f"{W}.ingress.host: Required value: is required when ingress is enabled"],
     ),
     (
-        "A-4 eppConfig exactly one",
+        "eppConfig exactly one",
         adgd({"w": svc(componentType="epp", eppConfig={})}),
         [f"{W}.eppConfig: Forbidden: exactly one of configMapRef or config is required"],
     ),
     (
-        "A-6 frontend sidecar clash",
+        "frontend sidecar clash",
         adgd(
             {
                 "w": svc(
@@ -123,7 +124,7 @@ ALPHA_CASES: list[tuple[str, JSON, list[str]]] = [
         ],
     ),
     (
-        "A-7 intra-pod numShadows (and M6 at the hub)",
+        "intra-pod numShadows (and the hub's discovery-mode rule)",
         adgd(
             {
                 "w": svc(
@@ -141,12 +142,12 @@ ALPHA_CASES: list[tuple[str, JSON, list[str]]] = [
         ],
     ),
     (
-        "A-8 pvc name",
+        "pvc name",
         adgd({"w": svc()}, pvcs=[{"name": ""}]),
         ["spec.pvcs[0].name: Required value: is required"],
     ),
     (
-        "SH-RV1 at source paths, services in name order",
+        "runtime version at source paths, services in name order",
         adgd({"b": svc(extraPodSpec={}), "a": svc(extraPodSpec={"mainContainer": {"image": "r:latest"}})}),
         [
             f"spec.services[a].runtimeVersionOverride: Required value: {OVERRIDE}",

@@ -1,4 +1,4 @@
-"""DynamoComponentDeployment rules (spec §3) on hub objects."""
+"""DynamoComponentDeployment rules on hub objects."""
 
 from __future__ import annotations
 

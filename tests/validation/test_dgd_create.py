@@ -1,4 +1,4 @@
-"""DGD CREATE rules on hub objects (spec §2.1-§2.4): one row per rule, exact messages."""
+"""DGD CREATE rules on hub objects: one row per rule, exact messages."""
 
 from __future__ import annotations
 
@@ -31,25 +31,25 @@ def test_typical_dgd_allowed() -> None:
 
 CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
     (
-        "M1 origin version not semver",
+        "origin version not semver",
         lambda: dgd(annotations={"nvidia.com/dynamo-operator-origin-version": "one"}),
         [f'{ANN}[nvidia.com/dynamo-operator-origin-version]: Invalid value: "one": must be valid semver'],
     ),
-    ("M1 lenient semver", lambda: dgd(annotations={"nvidia.com/dynamo-operator-origin-version": "v1.2"}), []),
+    ("origin version lenient semver", lambda: dgd(annotations={"nvidia.com/dynamo-operator-origin-version": "v1.2"}), []),
     (
-        "M2 vllm backend",
+        "vllm backend annotation",
         lambda: dgd(annotations={"nvidia.com/vllm-distributed-executor-backend": "Thread"}),
         [
             f'{ANN}[nvidia.com/vllm-distributed-executor-backend]: Invalid value: "Thread": must be "mp" or "ray"'
         ],
     ),
     (
-        "M2 case-insensitive",
+        "vllm backend annotation, case-insensitive",
         lambda: dgd(annotations={"nvidia.com/vllm-distributed-executor-backend": "RAY"}),
         [],
     ),
     (
-        "M3 grove update strategy",
+        "grove update strategy",
         lambda: dgd(annotations={"nvidia.com/grove-update-strategy": "rollingrecreate"}),
         [
             f'{ANN}[nvidia.com/grove-update-strategy]: Unsupported value: "rollingrecreate": '
@@ -57,26 +57,26 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "M4 discovery mode",
+        "discovery mode",
         lambda: dgd(annotations={"nvidia.com/dynamo-kube-discovery-mode": "Pod"}),
         [
             f'{ANN}[nvidia.com/dynamo-kube-discovery-mode]: Unsupported value: "Pod": supported values: "pod", "container"'
         ],
     ),
     (
-        "M5 provider value",
+        "provider value",
         lambda: dgd(provider="lws"),
         [
             f'{ANN}[nvidia.com/workload-provider]: Unsupported value: "lws": supported values: "component", "grove"'
         ],
     ),
     (
-        "S7 priorityClassName needs grove",
+        "priorityClassName needs grove",
         lambda: dgd(priorityClassName="high"),
         [f"spec.priorityClassName: Forbidden: {GROVE_COMPONENT}"],
     ),
     (
-        "S7 unsupported provider text",
+        "priorityClassName, unsupported provider text",
         lambda: dgd(provider="x", priorityClassName="high"),
         [
             f'{ANN}[nvidia.com/workload-provider]: Unsupported value: "x": supported values: "component", "grove"',
@@ -85,33 +85,33 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "S7 provider absent, grove gate off",
+        "priorityClassName, provider absent, grove gate off",
         lambda: dgd(provider=None, priorityClassName="high"),
         [
             "spec.priorityClassName: Forbidden: requires the Grove pathway, but Grove is disabled in the operator "
             "configuration"
         ],
     ),
-    ("S7 grove provider", lambda: dgd(provider="grove", priorityClassName="high"), []),
+    ("priorityClassName on the grove provider", lambda: dgd(provider="grove", priorityClassName="high"), []),
     (
-        "S8 no components",
+        "no components",
         lambda: dgd([]),
         ["spec.components: Required value: must have at least one component"],
     ),
     (
-        "SH-1 minAvailable",
+        "minAvailable off grove",
         lambda: dgd([component(minAvailable=1)]),
         [
             f"{C0}.minAvailable: Forbidden: is currently supported only for Grove-backed DynamoGraphDeployment components"
         ],
     ),
     (
-        "SH-6 negative shared memory",
+        "negative shared memory",
         lambda: dgd([component(sharedMemorySize="-1Gi")]),
         [f'{C0}.sharedMemorySize: Invalid value: "-1Gi": must be non-negative'],
     ),
     (
-        "SH-24/9/25 epp",
+        "epp multinode, replicas and eppConfig",
         lambda: dgd([component("epp", "epp", replicas=2, multinode={"nodeCount": 2})]),
         [
             f"{C0}.multinode: Forbidden: EPP component cannot be multinode",
@@ -120,22 +120,22 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "SH-10 configMapRef name",
+        "eppConfig configMapRef name",
         lambda: dgd([component("epp", "epp", eppConfig={"configMapRef": {"name": ""}})]),
         [f"{C0}.eppConfig.configMapRef.name: Required value: is required"],
     ),
     (
-        "SH-11 empty",
+        "frontendSidecar empty",
         lambda: dgd([component(frontendSidecar="")]),
         [f'{C0}.frontendSidecar: Invalid value: "": must not be empty'],
     ),
     (
-        "SH-11 unknown container",
+        "frontendSidecar unknown container",
         lambda: dgd([component(frontendSidecar="side")]),
         [f'{C0}.frontendSidecar: Invalid value: "side": must match a podTemplate.spec.containers name'],
     ),
     (
-        "SH-12/13 GMS on frontend without GPU",
+        "GMS on frontend without GPU",
         lambda: dgd(
             [component("fe", "frontend", experimental={"gpuMemoryService": {}})],
             annotations={},
@@ -148,7 +148,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "SH-14 extra clients",
+        "GMS extra clients",
         lambda: dgd(
             [
                 component(
@@ -164,7 +164,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "SH-13 fractional GPU",
+        "GMS fractional GPU",
         lambda: dgd([component(gpus="500m", experimental={"gpuMemoryService": {}})]),
         [
             f"{C0}.experimental.gpuMemoryService: Forbidden: GPU memory service requires "
@@ -172,7 +172,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "S10/S11 inter-pod GMS on component pathway, non-vllm",
+        "inter-pod GMS on component pathway, non-vllm",
         lambda: dgd(
             [component(gpus="1", experimental={"gpuMemoryService": {"mode": "InterPod"}})],
             backendFramework="sglang",
@@ -184,7 +184,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "S11 unset backend",
+        "inter-pod GMS, unset backend",
         lambda: dgd(
             [component(gpus="1", experimental={"gpuMemoryService": {"mode": "InterPod"}})],
             provider="grove",
@@ -196,7 +196,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "SH-18 forceScalingGroup",
+        "forceScalingGroup off grove",
         lambda: dgd([component(experimental={"grove": {"forceScalingGroup": True}})]),
         [
             f"{C0}.experimental.grove.forceScalingGroup: Forbidden: is currently supported only for Grove-backed "
@@ -204,12 +204,12 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "SH-18 false is fine",
+        "forceScalingGroup false is fine",
         lambda: dgd([component(experimental={"grove": {"forceScalingGroup": False}})]),
         [],
     ),
     (
-        "SH-19/21 checkpoint gate off and snapshot compatibility",
+        "checkpoint gate off and snapshot compatibility",
         lambda: dgd(
             [
                 component(
@@ -230,14 +230,14 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "SH-20 gms clients without GMS",
+        "checkpoint gms clients without GMS",
         lambda: dgd([component(experimental={"checkpoint": {"job": {"gmsClientContainers": ["main"]}}})]),
         [
             f"{C0}.experimental.checkpoint.job.gmsClientContainers: Forbidden: requires gpuMemoryService to be set"
         ],
     ),
     (
-        "SH-20 gms clients with inter-pod GMS",
+        "checkpoint gms clients with inter-pod GMS",
         lambda: dgd(
             [
                 component(
@@ -256,7 +256,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "S12 power limit not integer",
+        "power limit not integer",
         lambda: dgd([component(pod_annotations={"dynamo.nvidia.com/gpu-power-limit": "300W"})]),
         [
             f'{C0}.podTemplate.metadata.annotations[dynamo.nvidia.com/gpu-power-limit]: Invalid value: "300W": must be a '
@@ -264,7 +264,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "S12 power limit zero",
+        "power limit zero",
         lambda: dgd([component(pod_annotations={"dynamo.nvidia.com/gpu-power-limit": "0"})]),
         [
             f'{C0}.podTemplate.metadata.annotations[dynamo.nvidia.com/gpu-power-limit]: Invalid value: "0": must be '
@@ -272,7 +272,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "S13 power limit with DRA claims",
+        "power limit with DRA claims",
         lambda: dgd(
             [
                 component(
@@ -287,7 +287,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "S15 elastic EP without command",
+        "elastic EP without command",
         lambda: dgd(
             [component(containers=[container(args=["--enable-elastic-ep --data-parallel-backend=ray"])])]
         ),
@@ -298,7 +298,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "S15 -dpb separate form",
+        "elastic EP, -dpb separate form",
         lambda: dgd([component(containers=[container(args=["--enable-elastic-ep", "-dpb", "ray"])])]),
         [
             f"{C0}.podTemplate.spec.containers[0].command: Required value: elastic expert parallelism "
@@ -307,7 +307,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "S15 explicit command is fine",
+        "elastic EP, explicit command is fine",
         lambda: dgd(
             [
                 component(
@@ -318,12 +318,12 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         [],
     ),
     (
-        "R1 order with parallel strategy",
+        "restart order with parallel strategy",
         lambda: dgd(restart={"strategy": {"type": "Parallel", "order": ["worker"]}}),
         ["spec.restart.strategy.order: Forbidden: cannot be specified when strategy is parallel"],
     ),
     (
-        "R2/R3/R4 order",
+        "restart order duplicates and unknown components",
         lambda: dgd(
             [component("a"), component("b")],
             restart={"strategy": {"type": "Sequential", "order": ["a", "a", "c"]}},
@@ -334,7 +334,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "R3 missing component",
+        "restart order missing a component",
         lambda: dgd([component("a"), component("b")], restart={"strategy": {"order": ["b"]}}),
         [
             'spec.restart.strategy.order: Invalid value: ["b"]: must have the same number of unique components as the '
@@ -342,21 +342,21 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "T1 component constraint without spec constraint",
+        "component constraint without spec constraint",
         lambda: dgd([component(topologyConstraint={"packDomain": "rack"})]),
         [
             "spec.topologyConstraint: Required value: is required when any component topology constraint is set"
         ],
     ),
     (
-        "T2 spec constraint without packDomain",
+        "spec constraint without packDomain",
         lambda: dgd(topologyConstraint={"clusterTopologyName": "t"}),
         [
             "spec.topologyConstraint.packDomain: Required value: is required when no component topologyConstraint is set"
         ],
     ),
     (
-        "T2 satisfied by a component",
+        "spec packDomain satisfied by a component",
         lambda: dgd(
             [component(topologyConstraint={"packDomain": "rack"})],
             topologyConstraint={"clusterTopologyName": "t"},
@@ -364,7 +364,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         [],
     ),
     (
-        "K1/K2 kv policy",
+        "kv policy",
         lambda: dgd(experimental={"kvTransferPolicy": {"clusterTopologyName": "Bad_Name", "domain": "zone"}}),
         [
             'spec.experimental.kvTransferPolicy.clusterTopologyName: Invalid value: "Bad_Name": a lowercase RFC 1123 '
@@ -383,17 +383,17 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "SH-RV1 missing main container",
+        "runtime version: missing main container",
         lambda: dgd([component(containers=[container("side")])]),
         [f"{C0}.podTemplate.spec.containers: Required value: is required"],
     ),
     (
-        "SH-RV1 empty image",
+        "runtime version: empty image",
         lambda: dgd([component(image=None)]),
         [f"{C0}.podTemplate.spec.containers[0].image: Required value: is required"],
     ),
     (
-        "SH-RV2 non-semver tag",
+        "runtime version: non-semver tag",
         lambda: dgd([component(image="registry.example/runtime:custom")]),
         [
             f"{C0}.runtimeVersionOverride: Required value: is required when the specified main container image has no "
@@ -401,12 +401,12 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "SH-RV2 override given",
+        "runtime version: override given",
         lambda: dgd([component(image="registry.example/runtime:custom", runtimeVersionOverride="1.1.0")]),
         [],
     ),
     (
-        "S1 provider override without provider annotation",
+        "provider override without provider annotation",
         lambda: dgd(provider=None, providerOverride={"apiVersion": "grove.io/v1alpha1", "value": {}}),
         [
             'spec.providerOverride: Forbidden: requires controller-owned annotation "nvidia.com/workload-provider" to be '
@@ -414,21 +414,21 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "S2 provider override on component provider",
+        "provider override on component provider",
         lambda: dgd([component(providerOverride={"apiVersion": "grove.io/v1alpha1", "value": {}})]),
         [
             f'{C0}.providerOverride: Forbidden: requires workload provider "grove", but "component" is selected'
         ],
     ),
     (
-        "S3 override apiVersion",
+        "provider override apiVersion",
         lambda: dgd(provider="grove", providerOverride={"apiVersion": "grove.io/v1", "value": {}}),
         [
             'spec.providerOverride.apiVersion: Unsupported value: "grove.io/v1": supported values: "grove.io/v1alpha1"'
         ],
     ),
     (
-        "S4 target missing / leader scope on single node",
+        "provider override target missing / leader scope on single node",
         lambda: dgd(
             [
                 component(
@@ -447,7 +447,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "S4 wrong target and S5 ownership",
+        "provider override wrong target and ownership",
         lambda: dgd(
             [
                 component(
@@ -473,7 +473,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ],
     ),
     (
-        "S5 missing delegated subtree",
+        "provider override missing delegated subtree",
         lambda: dgd(
             provider="grove",
             providerOverride={
@@ -485,7 +485,7 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         ["spec.providerOverride.value.spec.template: Invalid value: null: is required"],
     ),
     (
-        "S6 grove topology via override and typed topology",
+        "grove topology via override and typed topology",
         lambda: dgd(
             [component(topologyConstraint={"packDomain": "rack"})],
             provider="grove",

@@ -1,4 +1,4 @@
-"""DGD UPDATE rules (spec §1.5, §2.5): immutability, replica lock, warnings with denials."""
+"""DGD UPDATE rules: immutability, replica lock, warnings with denials."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from domain.admission import AdmissionContext, UserInfo
+from domain.admission import AdmissionContext, AdmissionSettings, UserInfo
 from kinds import validate
 from tests.admission_helpers import make_input
 from tests.validation.assertions import assert_allowed, assert_invalid
@@ -22,9 +22,9 @@ PLANNER = UserInfo(username="system:serviceaccount:team-a:planner-serviceaccount
 OTHER_SA = UserInfo(username="system:serviceaccount:team-a:builder")
 
 
-def run(new: JSON, old: JSON, user: UserInfo | None = None) -> Any:
+def run(new: JSON, old: JSON, user: UserInfo | None = None, ctx: AdmissionContext | None = None) -> Any:
     kwargs = {"user": user} if user is not None else {}
-    return validate(make_input("nvidia.com/v1beta1", KIND, "UPDATE", new, old, **kwargs), AdmissionContext())
+    return validate(make_input("nvidia.com/v1beta1", KIND, "UPDATE", new, old, **kwargs), ctx or AdmissionContext())
 
 
 def changed(base: JSON, mutate: Callable[[JSON], None]) -> JSON:
@@ -47,7 +47,7 @@ def test_unchanged_update_allowed() -> None:
 
 UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
     (
-        "MU2 provider changed",
+        "provider changed",
         changed(
             BASE, lambda o: o["metadata"]["annotations"].update({"nvidia.com/workload-provider": "grove"})
         ),
@@ -55,13 +55,13 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ['metadata.annotations[nvidia.com/workload-provider]: Invalid value: "grove": field is immutable'],
     ),
     (
-        "MU2 provider removed",
+        "provider removed",
         changed(BASE, lambda o: o["metadata"]["annotations"].pop("nvidia.com/workload-provider")),
         BASE,
         ["metadata.annotations[nvidia.com/workload-provider]: Invalid value: null: field is immutable"],
     ),
     (
-        "MU1 provider materialized by a user",
+        "provider materialized by a user",
         BASE,
         changed(BASE, lambda o: o["metadata"]["annotations"].pop("nvidia.com/workload-provider")),
         [
@@ -69,7 +69,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U1 components added and removed",
+        "components added and removed",
         changed(BASE, lambda o: o["spec"]["components"].extend([component("b"), component("a")])),
         changed(BASE, lambda o: o["spec"]["components"].append(component("x"))),
         [
@@ -78,7 +78,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U7 single node to multinode",
+        "single node to multinode",
         changed(BASE, lambda o: comp0(o).update({"multinode": {"nodeCount": 2}})),
         BASE,
         [
@@ -87,7 +87,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U7 multinode to single node",
+        "multinode to single node",
         BASE,
         changed(BASE, lambda o: comp0(o).update({"multinode": {"nodeCount": 3}})),
         [
@@ -96,7 +96,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U6 replicas with scaling adapter",
+        "replicas with scaling adapter",
         changed(BASE, lambda o: comp0(o).update({"replicas": 3, "scalingAdapter": {}})),
         changed(BASE, lambda o: comp0(o).update({"scalingAdapter": {}})),
         [
@@ -105,7 +105,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U6 adapter only in old, nil replicas counts as 1",
+        "scaling adapter only in old, nil replicas counts as 1",
         changed(BASE, lambda o: comp0(o).update({"replicas": 2})),
         changed(BASE, lambda o: (comp0(o).pop("replicas"), comp0(o).update({"scalingAdapter": {}}))),
         [
@@ -114,7 +114,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U4 component topology added",
+        "component topology added",
         changed(
             BASE,
             lambda o: (
@@ -135,7 +135,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U3 spec topology changed",
+        "spec topology changed",
         changed(
             BASE,
             lambda o: o["spec"].update(
@@ -155,7 +155,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U10 inter-pod GMS toggled on",
+        "inter-pod GMS toggled on",
         changed(
             BASE,
             lambda o: (
@@ -176,7 +176,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U10 experimental removed",
+        "experimental removed",
         changed(
             BASE, lambda o: o["metadata"]["annotations"].update({"nvidia.com/workload-provider": "grove"})
         ),
@@ -202,7 +202,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U13 forceScalingGroup explicit false equals unset",
+        "forceScalingGroup explicit false equals unset",
         changed(
             BASE,
             lambda o: (
@@ -216,7 +216,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         [],
     ),
     (
-        "U14 power annotation added",
+        "power annotation added",
         changed(
             BASE,
             lambda o: comp0(o)["podTemplate"].update(
@@ -230,7 +230,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U15 GPU count and node count locked by the power annotation",
+        "GPU count and node count locked by the power annotation",
         changed(
             BASE,
             lambda o: (
@@ -253,7 +253,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U5 kv policy changed (empty enforcement equals required)",
+        "kv policy changed (empty enforcement equals required)",
         changed(
             BASE,
             lambda o: o["spec"].update(
@@ -285,7 +285,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U16 restart id during rolling update",
+        "restart id during rolling update",
         changed(BASE, lambda o: o["spec"].update({"restart": {"id": "r2"}})),
         changed(
             BASE,
@@ -297,7 +297,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ['spec.restart.id: Invalid value: "r2": cannot be changed while a rolling update is InProgress'],
     ),
     (
-        "U18 runtime-version ratchet: new violation",
+        "runtime-version ratchet: new violation",
         changed(
             BASE, lambda o: comp0(o)["podTemplate"]["spec"]["containers"][0].update({"image": "r:latest"})
         ),
@@ -308,7 +308,7 @@ UPDATE_CASES: list[tuple[str, JSON, JSON, list[str]]] = [
         ],
     ),
     (
-        "U17 component override target changed",
+        "component override target changed",
         changed(
             BASE,
             lambda o: (
@@ -412,6 +412,33 @@ def test_scaling_adapter_replica_exemptions(user: UserInfo, allowed: bool) -> No
     old = changed(BASE, lambda o: comp0(o).update({"scalingAdapter": {}}))
     new = changed(old, lambda o: comp0(o).update({"replicas": 5}))
     assert run(new, old, user).allowed is allowed
+
+
+@pytest.mark.parametrize(
+    ("user", "allowed"),
+    [
+        (UserInfo(username="system:serviceaccount:team-a:autoscaler"), True),
+        (UserInfo(username="system:serviceaccount:other-team:autoscaler"), True),  # any namespace
+        (PLANNER, False),  # the default name is no longer exempt
+        (OPERATOR, True),
+        (UserInfo(username="autoscaler"), False),  # a user, not a service account
+        (UserInfo(username="system:serviceaccount:autoscaler"), False),  # no namespace
+    ],
+)
+def test_the_planner_service_account_is_a_setting(user: UserInfo, allowed: bool) -> None:
+    ctx = AdmissionContext(settings=AdmissionSettings(planner_service_account="autoscaler"))
+    old = changed(BASE, lambda o: comp0(o).update({"scalingAdapter": {}}))
+    new = changed(old, lambda o: comp0(o).update({"replicas": 5}))
+    assert run(new, old, user, ctx).allowed is allowed
+
+
+def test_an_empty_planner_service_account_exempts_nobody() -> None:
+    ctx = AdmissionContext(settings=AdmissionSettings(planner_service_account=""))
+    old = changed(BASE, lambda o: comp0(o).update({"scalingAdapter": {}}))
+    new = changed(old, lambda o: comp0(o).update({"replicas": 5}))
+    assert not run(new, old, UserInfo(username="system:serviceaccount:team-a:"), ctx).allowed
+    assert not run(new, old, PLANNER, ctx).allowed
+    assert run(new, old, OPERATOR, ctx).allowed
 
 
 def test_operator_may_materialize_provider() -> None:

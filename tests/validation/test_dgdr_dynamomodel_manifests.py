@@ -72,7 +72,7 @@ def alpha_dgdr() -> dict[str, Any]:
 
 
 def test_v1alpha1_dgdr_profiler_example_needs_a_runtime_version() -> None:
-    # The profiler image tag "my-tag" becomes spec.image on the hub: DGDR-3 rejects it.
+    # The profiler image tag "my-tag" becomes spec.image on the hub: the runtime-version rule rejects it.
     obj = alpha_dgdr()
     mutated, validated = chain(obj)
     assert mutated.allowed and mutated.patched is None

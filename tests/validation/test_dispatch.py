@@ -1,4 +1,4 @@
-"""Common pre-checks of ``kinds.validate`` (spec §1): DELETE, sub-resources, terminating
+"""Common pre-checks of ``kinds.validate`` (the operator's common admission checks): DELETE, sub-resources, terminating
 objects, namespace exclusion, the GVK guard of the per-kind paths, kinds without rules."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Live look-ups (DGD-T3..T5, DGD-K3, SH-8) through the AdmissionContext hooks."""
+"""Live look-ups (the ClusterTopologyBinding of a topology constraint and of a KV transfer policy,
+InferencePool discovery for EPP components) through the AdmissionContext hooks."""
 
 from __future__ import annotations
 

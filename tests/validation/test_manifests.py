@@ -52,7 +52,7 @@ def with_semver_tags(obj: JSON) -> JSON:
 
 # (manifest, errors upstream reports with default settings: each "<path>: <body>")
 CASES: list[tuple[str, list[str]]] = [
-    # Placeholder tags (":my-tag") need spec.components[i].runtimeVersionOverride (SH-RV2, hub paths).
+    # Placeholder tags (":my-tag") need spec.components[i].runtimeVersionOverride (the runtime-version rule, hub paths).
     (
         "v1beta1/DynamoGraphDeployment/vllm-agg__vllm-agg.yaml",
         [

@@ -41,7 +41,8 @@ _experimental = st.fixed_dictionaries(
     },
 )
 
-# Provider-override values, some of which do not decode into their Grove type (DGD-S5).
+# Provider-override values, some of which do not decode into their Grove type (the
+# provideroverride.ValidateValue decode step).
 _override = st.fixed_dictionaries(
     {"apiVersion": st.just("grove.io/v1alpha1")},
     optional={

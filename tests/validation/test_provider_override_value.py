@@ -1,4 +1,4 @@
-"""DGD-S5: an override value must decode into the Grove type of its target (exact messages from
+"""An override value must decode into the Grove type of its target (exact messages from
 the pinned upstream code, Grove operator/api v0.1.0-alpha.12-rc1)."""
 
 from __future__ import annotations

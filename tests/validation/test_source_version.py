@@ -1,4 +1,4 @@
-"""Source version (requestKind) and the schema layer on UPDATE (spec §1.2, §2.3)."""
+"""Source version (requestKind) and the schema layer on UPDATE."""
 
 from __future__ import annotations
 
