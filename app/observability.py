@@ -110,15 +110,65 @@ class TextFormatter(logging.Formatter):
         return f"{base} {extras}".rstrip()
 
 
+class ReviewLog:
+    """The one log line per answered review (logger ``dynamo_webhook.review``, message ``review``).
+
+    In the deployed setup (:func:`configure_logging` with the JSON format) the line is encoded
+    straight onto the handler's stream: the same JSON object :class:`JSONFormatter` writes for
+    ``log.info("review", extra=fields)`` — ``ts``, ``level``, ``logger``, ``msg``, then the fields
+    — without building and dispatching a ``LogRecord``, the largest part of a small review's
+    logging cost. Any other setup (the text format, handlers or filters added later, a test
+    capturing records) goes through :mod:`logging` as usual."""
+
+    def __init__(self, name: str) -> None:
+        self.logger = logging.getLogger(name)
+        self.name = name
+
+    def info(self, fields: dict[str, Any]) -> None:
+        direct = _direct
+        logger = self.logger
+        if not logger.isEnabledFor(logging.INFO):
+            return
+        if direct is None or logger.handlers or logger.filters or logging.getLogger().handlers != [direct[0]]:
+            logger.info("review", extra=fields)
+            return
+        handler, formatter = direct
+        now = time.time()
+        line = {
+            "ts": formatter._timestamp(now, (now - int(now)) * 1000),
+            "level": "info",
+            "logger": self.name,
+            "msg": "review",
+            **fields,
+        }
+        data = orjson.dumps(line, default=_str_default, option=orjson.OPT_NON_STR_KEYS).decode()
+        handler.acquire()
+        try:
+            stream = handler.stream
+            stream.write(data + handler.terminator)
+            stream.flush()
+        except Exception:
+            handler.handleError(logging.makeLogRecord({"name": self.name, "msg": "review", "args": None}))
+        finally:
+            handler.release()
+
+
+# The JSON handler configure_logging installed (and its formatter), when it is the only one.
+_direct: tuple[logging.StreamHandler[Any], JSONFormatter] | None = None
+
+
 def configure_logging(fmt: str = "json", level: str = "info") -> None:
+    global _direct
     # No caller/thread/process lookups per record: nothing in the formats uses them, and the
     # stack walk would be paid on every review.
     logging._srcfile = None
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JSONFormatter() if fmt == "json" else TextFormatter())
+    handler: logging.StreamHandler[Any] = logging.StreamHandler(sys.stderr)
+    formatter = JSONFormatter() if fmt == "json" else TextFormatter()
+    handler.setFormatter(formatter)
+    _direct = (handler, formatter) if isinstance(formatter, JSONFormatter) else None
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -6,6 +6,7 @@ answer.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import time
@@ -34,6 +35,7 @@ from app.observability import (
     IN_FLIGHT,
     LATENCY,
     REQUESTS,
+    ReviewLog,
 )
 from app.reviews import parse_json
 from app.settings import Settings
@@ -41,6 +43,7 @@ from app.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
 from domain.admission import AdmissionContext
 
 log = logging.getLogger("dynamo_webhook.review")
+REVIEW_LOG = ReviewLog("dynamo_webhook.review")
 
 #: Bodies larger than this are handled off the event loop so they do not stall small reviews.
 OFFLOAD_BYTES = 256 * 1024
@@ -148,17 +151,34 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request]
     return endpoint
 
 
+@functools.lru_cache(maxsize=1024)
+def _admissions(path: str, kind: str, operation: str, allowed: bool) -> Any:
+    return ADMISSIONS.labels(path, kind, operation, str(allowed).lower())
+
+
+@functools.lru_cache(maxsize=1024)
+def _denials(path: str, kind: str, operation: str, code: int) -> Any:
+    return DENIALS.labels(path, kind, operation, str(code))
+
+
+@functools.lru_cache(maxsize=1024)
+def _conversions(kind: str, direction: str) -> Any:
+    return CONVERSIONS.labels(kind, direction)
+
+
 def _record(path: str, review_type: ReviewType, outcome: Outcome, elapsed: float) -> None:
+    # Labelled children are looked up once per label set (kinds and operations are few; the
+    # label values of an admission come from the request, so each cache keeps at most 1024).
     if review_type == "convert":
         if outcome.allowed:
             for kind, direction in outcome.conversions:
-                CONVERSIONS.labels(kind, direction).inc()
+                _conversions(kind, direction).inc()
         else:
             CONVERSION_FAILURES.labels(path).inc()
     else:
-        ADMISSIONS.labels(path, outcome.kind, outcome.operation, str(outcome.allowed).lower()).inc()
+        _admissions(path, outcome.kind, outcome.operation, outcome.allowed).inc()
         if not outcome.allowed:
-            DENIALS.labels(path, outcome.kind, outcome.operation, str(outcome.code)).inc()
+            _denials(path, outcome.kind, outcome.operation, outcome.code).inc()
     extra: dict[str, Any] = {
         "webhook": path,
         "uid": outcome.uid,
@@ -175,7 +195,7 @@ def _record(path: str, review_type: ReviewType, outcome: Outcome, elapsed: float
     if not outcome.allowed:
         extra["code"] = outcome.code
         extra["detail"] = outcome.message
-    log.info("review", extra=extra)
+    REVIEW_LOG.info(extra)
 
 
 class WebhookApp(FastAPI):
