@@ -25,8 +25,9 @@ from app.reviews import (
     read_admission_review,
     read_conversion_review,
 )
-from app.schema import first_type_error, json_type
+from app.schema import first_type_error
 from conversion.errors import ConversionError
+from gocompat.jsonvalue import json_type
 from validation.context import GVK, AdmissionContext, AdmissionInput
 
 log = logging.getLogger("dynamo_webhook.review")

@@ -18,7 +18,7 @@ from typing import Any, Literal, TypedDict
 
 import orjson
 
-from app.schema import json_type
+from gocompat.jsonvalue import json_type
 from validation.context import GVK, AdmissionInput, Decision, Operation, UserInfo
 
 ADMISSION_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")

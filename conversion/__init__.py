@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from conversion.errors import ConversionError
-from conversion.podtemplate import deep_copy
+from gocompat.jsonvalue import deep_copy
 
 __all__ = ["ConversionError", "convert"]
 

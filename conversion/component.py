@@ -1,6 +1,6 @@
 """Shared component spec conversion: DGD ``services.<n>`` / ``components[i]`` and DCD ``spec``.
 
-Both directions work on the *typed view* of a spec (see :mod:`conversion.payloads`): a nil Go
+Both directions work on the *typed view* of a spec (see :mod:`gocompat.typed`): a nil Go
 pointer is an absent key, an omitempty scalar at its zero value is absent, and collections keep
 the nil/empty distinction. ``to_hub`` converts v1alpha1 → v1beta1 and fills the alpha-only save;
 ``from_hub`` converts v1beta1 → v1alpha1 and fills the hub-only save.
@@ -22,8 +22,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from conversion import gotypes
-from conversion.payloads import Field, Go, ListOf, MapOf, Ptr, Struct, decode_struct
 from conversion.podtemplate import (
     CONTAINER,
     CONTAINERS,
@@ -39,7 +37,6 @@ from conversion.podtemplate import (
     SIDECAR_FRONTEND,
     container_has_only_name,
     container_is_empty,
-    deep_copy,
     find_container,
     has_container,
     merge_envs,
@@ -47,7 +44,11 @@ from conversion.podtemplate import (
     pod_spec_is_zero,
     pod_template_is_zero,
 )
-from conversion.quantity import parse_quantity
+from gocompat import view as goview
+from gocompat.decoding import decode_struct
+from gocompat.jsonvalue import deep_copy
+from gocompat.quantity import parse_quantity
+from gocompat.typed import Field, Go, ListOf, MapOf, Ptr, Struct
 
 __all__ = [
     "ALPHA_SHARED",
@@ -489,7 +490,7 @@ def _should_restore_preserved_resources(dst: J | None, preserved: J | None) -> b
         return False
     assert preserved is not None
     cur = resources_to_native(dst) if dst is not None else {}
-    return gotypes.equal(RESOURCES, cur, resources_to_native(preserved))
+    return goview.equal(RESOURCES, cur, resources_to_native(preserved))
 
 
 # --- shared memory ------------------------------------------------------------------------------
@@ -540,7 +541,7 @@ def _eps_is_zero(eps: J | None) -> bool:
     if eps is None:
         return True
     # The inline PodSpec part is zero when every field but mainContainer is absent.
-    return gotypes.is_zero(EXTRA_POD_SPEC, eps, skip="mainContainer") and container_is_empty(_eps_main(eps))
+    return goview.is_zero(EXTRA_POD_SPEC, eps, skip="mainContainer") and container_is_empty(_eps_main(eps))
 
 
 def _eps_only_preserves_main_name(eps: J | None) -> bool:
@@ -549,7 +550,7 @@ def _eps_only_preserves_main_name(eps: J | None) -> bool:
         eps is None
         or main is None
         or not main.get("name")
-        or not gotypes.is_zero(EXTRA_POD_SPEC, eps, skip="mainContainer")
+        or not goview.is_zero(EXTRA_POD_SPEC, eps, skip="mainContainer")
     ):
         return False
     return container_is_empty(main)
@@ -878,7 +879,7 @@ def _main_origins_need_save(src: J) -> bool:
     return bool(
         main.get("name")
         or main.get("env")
-        or not gotypes.is_zero(RESOURCES, main.get("resources"))
+        or not goview.is_zero(RESOURCES, main.get("resources"))
         or main.get("volumeMounts")
         or main.get("livenessProbe") is not None
         or main.get("readinessProbe") is not None
@@ -898,7 +899,7 @@ def _save_main_origins(src: J, save: J) -> None:
         if "envFromSecret" in src:
             save["envFromSecret"] = src["envFromSecret"]
         _set_or_pop(_ensure_main(save), "envFrom", main.get("envFrom"))
-    if src.get("resources") is not None or not gotypes.is_zero(RESOURCES, main.get("resources")):
+    if src.get("resources") is not None or not goview.is_zero(RESOURCES, main.get("resources")):
         _set_or_pop(save, "resources", src.get("resources"))
         _ensure_main(save)["resources"] = main.get("resources") or {}
     if src.get("volumeMounts") or main.get("volumeMounts"):
@@ -1518,7 +1519,7 @@ def _restore_env_from_secret(dst: J, p: J, main_present: bool) -> None:
     main = _eps_main(dst.get("extraPodSpec"))
     if main is None:
         return
-    if not gotypes.equal(ENV_FROM_LIST, main.get("envFrom"), [{"secretRef": {"name": secret}}]):
+    if not goview.equal(ENV_FROM_LIST, main.get("envFrom"), [{"secretRef": {"name": secret}}]):
         return
     dst["envFromSecret"] = secret
     main.pop("envFrom", None)
@@ -1530,13 +1531,13 @@ def _restore_main_origins(dst: J, p: J, main_present: bool) -> None:
         return
     cur = _semantic_main(dst)
     psem = _semantic_main(p)
-    if gotypes.equal(ENV_LIST, cur.get("env"), psem.get("env")) and (p.get("envs") or pmain.get("env")):
+    if goview.equal(ENV_LIST, cur.get("env"), psem.get("env")) and (p.get("envs") or pmain.get("env")):
         _set_or_pop(dst, "envs", deep_copy(p.get("envs")))
         _set_or_pop(_ensure_main(dst), "env", deep_copy(pmain.get("env")))
-    if gotypes.equal(ENV_FROM_LIST, cur.get("envFrom"), psem.get("envFrom")) and "envFromSecret" in p:
+    if goview.equal(ENV_FROM_LIST, cur.get("envFrom"), psem.get("envFrom")) and "envFromSecret" in p:
         dst["envFromSecret"] = p["envFromSecret"]
-    if gotypes.equal(RESOURCES, cur.get("resources"), psem.get("resources")) and (
-        p.get("resources") is not None or not gotypes.is_zero(RESOURCES, pmain.get("resources"))
+    if goview.equal(RESOURCES, cur.get("resources"), psem.get("resources")) and (
+        p.get("resources") is not None or not goview.is_zero(RESOURCES, pmain.get("resources"))
     ):
         _set_or_pop(dst, "resources", deep_copy(p.get("resources")))
         _ensure_main(dst)["resources"] = deep_copy(pmain.get("resources") or {})
@@ -1555,7 +1556,7 @@ def _restore_main_origins(dst: J, p: J, main_present: bool) -> None:
         )
         _set_or_pop(_ensure_main(dst), "volumeMounts", deep_copy(pmain.get("volumeMounts")) or None)
     for probe in ("livenessProbe", "readinessProbe"):
-        if gotypes.equal(PROBE, cur.get(probe), psem.get(probe)) and (
+        if goview.equal(PROBE, cur.get(probe), psem.get(probe)) and (
             p.get(probe) is not None or pmain.get(probe) is not None
         ):
             _set_or_pop(dst, probe, deep_copy(p.get(probe)))
@@ -1649,7 +1650,7 @@ def _names(tpl: J | None) -> list[str]:
 def _sparse_pod_template(src: J, projected: J | None, frontend: str) -> J | None:
     src_meta = src.get("metadata") or {}
     other_meta = {k: v for k, v in src_meta.items() if k not in ("labels", "annotations")}
-    needs_meta = not gotypes.is_zero(OBJECT_META, other_meta)
+    needs_meta = not goview.is_zero(OBJECT_META, other_meta)
     src_containers = _tpl_containers(src)
     proj_containers = _tpl_containers(projected)
     src_has_main = has_container(src_containers, MAIN)
@@ -1665,7 +1666,7 @@ def _sparse_pod_template(src: J, projected: J | None, frontend: str) -> J | None
     if projected is None:
         fields_differ = len(src_containers) > 0
     else:
-        fields_differ = not gotypes.equal(CONTAINERS, src_containers, proj_containers)
+        fields_differ = not goview.equal(CONTAINERS, src_containers, proj_containers)
     if not (
         needs_meta
         or needs_generated_main
@@ -1723,12 +1724,12 @@ def _generated_main_key_needs_save(c: J, pc: J | None) -> bool:
 
 def _save_container_fields(saved: J, c: J, pc: J) -> None:
     if c.get("name", "") != MAIN:
-        if not gotypes.equal(CONTAINER, c, pc):
+        if not goview.equal(CONTAINER, c, pc):
             saved.clear()
             saved.update(c)
             for k in ("image", "args", "env"):
                 saved.pop(k, None)
-            if gotypes.equal(ENV_FROM_LIST, c.get("envFrom"), pc.get("envFrom")):
+            if goview.equal(ENV_FROM_LIST, c.get("envFrom"), pc.get("envFrom")):
                 saved.pop("envFrom", None)
         return
     mounts = c.get("volumeMounts")
@@ -1738,7 +1739,7 @@ def _save_container_fields(saved: J, c: J, pc: J) -> None:
     for m in mounts:
         sm: J = {"name": m.get("name", ""), "mountPath": m.get("mountPath", "")}
         pm = _find_preserved_mount(pc.get("volumeMounts"), m)
-        if pm is None or not gotypes.equal(MOUNT, m, pm):
+        if pm is None or not goview.equal(MOUNT, m, pm):
             sm = m
         out.append(sm)
     saved["volumeMounts"] = out

@@ -21,13 +21,8 @@ from conversion.dgd import (
 )
 from conversion.errors import ConversionError
 from conversion.payloads import (
-    Field,
-    GoTypeError,
-    Ptr,
-    Struct,
     apply_epp_records,
     decode_root,
-    encode,
     get_annotation,
     has_annotation,
     read_spec_payload,
@@ -37,7 +32,10 @@ from conversion.payloads import (
     write_json_payload,
     write_spec_payload,
 )
-from conversion.podtemplate import deep_copy
+from gocompat.encoding import encode
+from gocompat.errors import GoTypeError
+from gocompat.jsonvalue import deep_copy
+from gocompat.typed import Field, Ptr, Struct
 
 __all__ = ["ALPHA_SPEC", "ALPHA_STATUS", "BETA_SPEC", "alpha_to_beta", "beta_to_alpha"]
 

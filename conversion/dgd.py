@@ -10,19 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from conversion import component as comp
-from conversion import gotypes
 from conversion.errors import ConversionError
 from conversion.payloads import (
-    Field,
-    Go,
-    GoTypeError,
-    ListOf,
-    MapOf,
-    Ptr,
-    Struct,
     apply_epp_records,
     decode_root,
-    encode,
     get_annotation,
     has_annotation,
     read_spec_payload,
@@ -32,7 +23,12 @@ from conversion.payloads import (
     write_json_payload,
     write_spec_payload,
 )
-from conversion.podtemplate import ENV_LIST, deep_copy
+from conversion.podtemplate import ENV_LIST
+from gocompat import view as goview
+from gocompat.encoding import encode
+from gocompat.errors import GoTypeError
+from gocompat.jsonvalue import deep_copy
+from gocompat.typed import Field, Go, ListOf, MapOf, Ptr, Struct
 
 __all__ = [
     "ALPHA_STATUS",
@@ -239,7 +235,7 @@ def _status_common(src: J, dst: J) -> None:
 def _go(expr: str, value: Any) -> Any:
     """A Kubernetes-typed status value as Go writes it back (times in UTC, whole seconds)."""
     try:
-        return gotypes.view(expr, value)
+        return goview.view(expr, value)
     except GoTypeError as exc:
         raise ConversionError(str(exc)) from exc
 

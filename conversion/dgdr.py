@@ -30,7 +30,7 @@ from typing import Any, TypeGuard
 
 import orjson
 
-from conversion.dgdr_gotypes import (
+from conversion.dgdr_types import (
     ALPHA_SPEC,
     ALPHA_STATUS,
     BETA_SPEC,
@@ -38,17 +38,16 @@ from conversion.dgdr_gotypes import (
     CONTAINER,
     JOB_SPEC,
     RESOURCES,
-    Mismatch,
-    Struct,
-    go_float,
-    go_float_tree,
-    jcopy,
-    read_spec_envelope,
-    read_status_payload,
+    Obj,
 )
 from conversion.errors import ConversionError
-from conversion.gotypes import json_kind
-from conversion.payloads import go_json_text, scrub, set_annotation
+from conversion.payloads import read_value_spec_payload, read_value_status_payload, scrub, set_annotation
+from gocompat.decoding import decode_struct
+from gocompat.encoding import encode
+from gocompat.errors import GoTypeError, unmarshal_text
+from gocompat.gotext import go_json_text
+from gocompat.jsonvalue import deep_copy, go_float, go_float_tree, json_type
+from gocompat.typed import GO_LIVE, Struct, is_zero
 
 __all__ = ["alpha_to_beta", "beta_to_alpha"]
 
@@ -79,7 +78,6 @@ _MODEL_CACHE_KEYS = (
     ("pvcMountPath", "pvcMountPath"),
 )
 
-Obj = dict[str, Any]
 
 
 # ============================================================================ entry points
@@ -88,29 +86,29 @@ Obj = dict[str, Any]
 def alpha_to_beta(obj: Obj) -> Obj:
     """Convert a v1alpha1 DGDR to v1beta1."""
     meta, spec_raw, status_raw = _take_payloads(obj)
-    restored_spec = read_spec_envelope(spec_raw, BETA_SPEC) if spec_raw else None
+    restored_spec = read_value_spec_payload(spec_raw, BETA_SPEC) if spec_raw else None
     if restored_spec is not None:
         overrides = restored_spec.get("overrides")
         if overrides is not None and overrides.get("profilingJob") is not None:
             _migrate_unnamed_profiler(_containers(overrides["profilingJob"]))
-    restored_status = read_status_payload(status_raw, BETA_STATUS) if status_raw else None
+    restored_status = read_value_status_payload(status_raw, BETA_STATUS) if status_raw else None
 
     spec_save: Obj = {}
     spec = _spec_to_beta(_root_part(obj, "spec", ALPHA_SPEC), restored_spec, spec_save)
     status_save: Obj = {}
     status = _status_to_beta(_root_part(obj, "status", ALPHA_STATUS), restored_status, status_save)
 
-    if "config" in spec_save.get("profilingConfig", {}) or not ALPHA_SPEC.zero(spec_save):
-        set_annotation(meta, ANN_SPEC, _dumps({"version": 1, "spec": ALPHA_SPEC.encode(spec_save, False)}))
-    if not ALPHA_STATUS.zero(status_save):
-        set_annotation(meta, ANN_STATUS, _dumps(ALPHA_STATUS.encode(status_save, False)))
+    if "config" in spec_save.get("profilingConfig", {}) or not is_zero(spec_save, ALPHA_SPEC):
+        set_annotation(meta, ANN_SPEC, _dumps({"version": 1, "spec": encode(spec_save, ALPHA_SPEC, values=True)}))
+    if not is_zero(status_save, ALPHA_STATUS):
+        set_annotation(meta, ANN_STATUS, _dumps(encode(status_save, ALPHA_STATUS, values=True)))
 
     out: Obj = {"apiVersion": BETA, "kind": KIND, "metadata": meta}
     # v1beta1 root normaliser: a value-typed struct that encodes to {} is dropped
-    enc_spec = BETA_SPEC.encode(spec, True)
+    enc_spec = encode(spec, BETA_SPEC, values=True, strip=True)
     if enc_spec:
         out["spec"] = enc_spec
-    enc_status = BETA_STATUS.encode(status, True)
+    enc_status = encode(status, BETA_STATUS, values=True, strip=True)
     if enc_status:
         out["status"] = enc_status
     return out
@@ -119,26 +117,26 @@ def alpha_to_beta(obj: Obj) -> Obj:
 def beta_to_alpha(obj: Obj) -> Obj:
     """Convert a v1beta1 DGDR to v1alpha1."""
     meta, spec_raw, status_raw = _take_payloads(obj)
-    restored_spec = read_spec_envelope(spec_raw, ALPHA_SPEC) if spec_raw else None
-    restored_status = read_status_payload(status_raw, ALPHA_STATUS) if status_raw else None
+    restored_spec = read_value_spec_payload(spec_raw, ALPHA_SPEC) if spec_raw else None
+    restored_status = read_value_status_payload(status_raw, ALPHA_STATUS) if status_raw else None
 
     spec_save: Obj = {}
     spec = _spec_to_alpha(_root_part(obj, "spec", BETA_SPEC), restored_spec, spec_save)
     status_save: Obj = {}
     status = _status_to_alpha(_root_part(obj, "status", BETA_STATUS), restored_status, status_save)
 
-    if not BETA_SPEC.zero(spec_save):
-        set_annotation(meta, ANN_SPEC, _dumps({"version": 1, "spec": BETA_SPEC.encode(spec_save, False)}))
-    if not BETA_STATUS.zero(status_save):
-        set_annotation(meta, ANN_STATUS, _dumps(BETA_STATUS.encode(status_save, False)))
+    if not is_zero(spec_save, BETA_SPEC):
+        set_annotation(meta, ANN_SPEC, _dumps({"version": 1, "spec": encode(spec_save, BETA_SPEC, values=True)}))
+    if not is_zero(status_save, BETA_STATUS):
+        set_annotation(meta, ANN_STATUS, _dumps(encode(status_save, BETA_STATUS, values=True)))
 
     # v1alpha1 has no normaliser: spec and status are always written
     return {
         "apiVersion": ALPHA,
         "kind": KIND,
         "metadata": meta,
-        "spec": ALPHA_SPEC.encode(spec, False),
-        "status": ALPHA_STATUS.encode(status, False),
+        "spec": encode(spec, ALPHA_SPEC, values=True),
+        "status": encode(status, ALPHA_STATUS, values=True),
     }
 
 
@@ -152,7 +150,7 @@ def _take_payloads(obj: Obj) -> tuple[Obj, str | None, str | None]:
     Empty payload strings count as absent.
     """
     src = obj.get("metadata")
-    meta: Obj = jcopy(src) if isinstance(src, dict) else {}
+    meta: Obj = deep_copy(src) if isinstance(src, dict) else {}
     anns = meta.get("annotations")
     spec_raw = status_raw = None
     if isinstance(anns, dict):
@@ -182,7 +180,7 @@ def _root_part(obj: Obj, key: str, t: Struct) -> Obj:
     v = obj.get(key)
     if not isinstance(v, dict):
         return {}
-    decoded: Obj = t.decode(v, False, False)
+    decoded: Obj = decode_struct(v, t, GO_LIVE)
     return decoded
 
 
@@ -239,7 +237,7 @@ def _profiler_resources(job: Obj) -> tuple[Obj, bool]:
     if idx < 0:
         return {}, False
     res: Obj = containers[idx].get("resources", {})
-    return res, not RESOURCES.zero(res)
+    return res, not is_zero(res, RESOURCES)
 
 
 def _set_profiler_resources(job: Obj, resources: Obj) -> None:
@@ -292,13 +290,13 @@ def _spec_to_beta(src: Obj, restored: Obj | None, save: Obj) -> Obj:
         raw = pc["config"]
         if not isinstance(raw, dict):
             raise ConversionError(
-                "failed to parse ProfilingConfig.Config: json: cannot unmarshal "
-                f"{json_kind(raw)} into Go value of type map[string]interface {{}}"
+                "failed to parse ProfilingConfig.Config: "
+                + unmarshal_text(json_type(raw, go=True), "map[string]interface {}")
             )
         try:
             blob = go_float_tree(raw)
-        except Mismatch as e:
-            raise ConversionError(f"failed to parse ProfilingConfig.Config: json: {e}") from e
+        except GoTypeError as e:
+            raise ConversionError(f"failed to parse ProfilingConfig.Config: {e}") from e
         _project_sla_from_blob(blob, dst)
         _project_model_cache_from_blob(blob, dst)
         _project_planner_from_blob(blob, dst)
@@ -549,7 +547,7 @@ def _spec_to_alpha(src: Obj, restored: Obj | None, save: Obj) -> Obj:
         if isinstance(raw, dict):
             try:
                 blob = _strip_typed(go_float_tree(raw))
-            except Mismatch:
+            except GoTypeError:
                 blob = None
     if src.get("sla") is not None or src.get("workload") is not None:
         nxt = blob if blob is not None else {}
@@ -624,7 +622,7 @@ def _project_planner_to_blob(planner: Any, blob: Obj) -> bool:
         return False
     try:
         blob["planner"] = go_float_tree(planner)
-    except Mismatch:
+    except GoTypeError:
         return False
     return True
 
@@ -653,7 +651,7 @@ def _project_job_to_profiling_config(src: Obj, pc: Obj) -> None:
     idx = _migrated_profiler_index(containers)
     if idx >= 0:
         resources = containers[idx].get("resources", {})
-        if not RESOURCES.zero(resources):
+        if not is_zero(resources, RESOURCES):
             pc["resources"] = resources
     if spec.get("tolerations"):
         pc["tolerations"] = spec["tolerations"]
@@ -691,7 +689,7 @@ def _hub_only_job(job: Obj | None) -> Obj | None:
     """The profiling job minus what v1alpha1 carries (profiler resources, tolerations, nodeSelector)."""
     if job is None:
         return None
-    save: Obj = jcopy(job)
+    save: Obj = deep_copy(job)
     spec = _pod_spec(save)
     containers: list[Obj] | None = spec.get("containers")
     if containers:
@@ -699,7 +697,7 @@ def _hub_only_job(job: Obj | None) -> Obj | None:
         idx = _profiler_index(containers)
         if idx >= 0:
             profiler = containers[idx]
-            had_resources = not RESOURCES.zero(profiler.get("resources", {}))
+            had_resources = not is_zero(profiler.get("resources", {}), RESOURCES)
             profiler.pop("resources", None)
             # Drop the entry only when v1alpha1 alone rebuilds the same list: a sole profiler whose
             # only projected field was resources. An explicit name-only profiler stays. The list
@@ -707,12 +705,12 @@ def _hub_only_job(job: Obj | None) -> Obj | None:
             if (
                 had_resources
                 and len(containers) == 1
-                and CONTAINER.zero({k: v for k, v in profiler.items() if k != "name"})
+                and is_zero({k: v for k, v in profiler.items() if k != "name"}, CONTAINER)
             ):
                 del containers[idx]
     spec.pop("tolerations", None)
     spec.pop("nodeSelector", None)
-    if JOB_SPEC.zero(save):
+    if is_zero(save, JOB_SPEC):
         return None
     return save
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from conversion.dgdr_gotypes import Mismatch, go_time, jcopy
+from gocompat.gotime import go_time
+from gocompat.jsonvalue import deep_copy
 
 __all__ = ["alpha_to_beta", "beta_to_alpha"]
 
@@ -74,13 +75,13 @@ def _convert(obj: Obj, api_version: str, ref_from: str, ref_to: str, omit_zero_r
     last = status.get("lastScaleTime")
     if isinstance(last, str):
         # metav1.Time re-serialises as RFC 3339 in UTC, whole seconds
-        with contextlib.suppress(Mismatch):
+        with contextlib.suppress(ValueError):
             out_status["lastScaleTime"] = go_time(last)
 
     return {
         "apiVersion": api_version,
         "kind": KIND,
-        "metadata": jcopy(meta) if isinstance(meta, dict) else {},
+        "metadata": deep_copy(meta) if isinstance(meta, dict) else {},
         "spec": {
             "replicas": _int32(spec.get("replicas")),
             "dgdRef": {"name": _str(ref.get("name")), ref_to: _str(ref.get(ref_from))},

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Final
 
 from conversion import ConversionError, convert
+from gocompat.gotext import go_quote
 from validation import runtime_version
-from validation.errors import FieldError, Path, forbidden, go_quote, invalid, required
+from validation.errors import FieldError, Path, forbidden, invalid, required
 from validation.objects import (
     ANN_VLLM_BACKEND,
     JSON,

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from gocompat.gotext import go_quote
 from validation import alpha, provider_override, shared, topology
 from validation.context import AdmissionContext, AdmissionInput, Decision
 from validation.errors import (
@@ -13,7 +14,6 @@ from validation.errors import (
     GoJSON,
     Path,
     forbidden,
-    go_quote,
     invalid,
     not_supported,
     required,

@@ -16,8 +16,9 @@ from typing import Any, Final
 
 import conversion
 from conversion.errors import ConversionError
+from gocompat.gotext import go_quote
 from validation.context import AdmissionContext, AdmissionInput, AdmissionSettings, Decision, JSONObject
-from validation.errors import FieldError, GoJSON, Path, forbidden, go_quote, invalid, required, to_decision
+from validation.errors import FieldError, GoJSON, Path, forbidden, invalid, required, to_decision
 
 __all__ = [
     "KIND",

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from validation.errors import FieldError, GoJSON, Path, duplicate, forbidden, go_quote, invalid
+from gocompat.gotext import go_quote
+from validation.errors import FieldError, GoJSON, Path, duplicate, forbidden, invalid
 from validation.objects import (
     GMS_INTER_POD,
     GMS_INTRA_POD,

@@ -9,8 +9,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Final
 
-from conversion.quantity import canonical, parse_quantity
-from validation.errors import go_quote
+from gocompat.gotext import go_quote
+from gocompat.quantity import canonical, parse_quantity
 
 JSON = dict[str, Any]
 

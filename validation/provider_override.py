@@ -3,7 +3,7 @@
 DGD-S5 checks an override ``value`` in three steps, as ``provideroverride.ValidateValue`` does:
 it must be a JSON object; it must decode into the Grove Go type of its target (``PodCliqueSet``,
 ``PodCliqueTemplateSpec`` or ``PodCliqueScalingGroupConfig`` of Grove's ``operator/api`` at the
-version the operator requires, table :mod:`validation.gotypes_grove`); then every key outside the
+version the operator requires, table :mod:`gocompat.tables_grove`); then every key outside the
 delegated subtree is Dynamo-owned. A failed decode is the only error reported:
 ``….value: Invalid value: null: does not match the registered <Target> schema: <Go's decoder
 text>``.
@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from conversion import gotypes
-from validation import gotypes_grove
-from validation.errors import FieldError, Path, forbidden, go_quote, invalid, not_supported, required
+from gocompat import nodes, tables_grove
+from gocompat.decode import decode_error
+from gocompat.gotext import go_quote
+from gocompat.jsonvalue import json_type
+from validation.errors import FieldError, Path, forbidden, invalid, not_supported, required
 from validation.objects import (
     ANN_WORKLOAD_PROVIDER,
     JSON,
@@ -47,7 +49,7 @@ SCOPE_WORKER: Final = "multinode.worker"
 _OWNERSHIP: Final = "is Dynamo-owned or not enabled for provider override"
 _MISSING: Final = object()
 
-gotypes.register(gotypes_grove)
+nodes.register(tables_grove)
 # The Grove Go type each target's value decodes into (validateKnownGroveShape).
 _GROVE_TYPES: Final = {
     TARGET_PCS: "grove/core/v1alpha1.PodCliqueSet",
@@ -90,7 +92,7 @@ def _decode_object(raw: Any, path: str) -> tuple[JSON | None, tuple[str, str] | 
         return raw, None
     return None, (
         path,
-        f"must be a JSON object: json: cannot unmarshal {gotypes.json_kind(raw)} "
+        f"must be a JSON object: json: cannot unmarshal {json_type(raw, go=True)} "
         "into Go value of type map[string]json.RawMessage",
     )
 
@@ -126,7 +128,7 @@ def _known_grove_shape(target: str, value: JSON) -> str | None:
     grove_type = _GROVE_TYPES.get(target)
     if grove_type is None:
         return None
-    err = gotypes.decode_error(grove_type, value)
+    err = decode_error(grove_type, value)
     return None if err is None else f"does not match the registered {target} schema: {err}"
 
 

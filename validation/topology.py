@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from gocompat.gotext import go_quote
 from validation.context import ClusterTopologyReader, LookupNotFound
-from validation.errors import FieldError, GoJSON, Path, forbidden, go_quote, invalid, required
+from validation.errors import FieldError, GoJSON, Path, forbidden, invalid, required
 from validation.objects import JSON, PROVIDER_GROVE, lst, string, sub
 from validation.provider_override import (
     SCOPE_COMPONENT,

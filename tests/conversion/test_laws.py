@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from conversion import convert, dcd, dgd
 from conversion.compare import diff_paths, normalize
-from conversion.payloads import decode, encode
+from gocompat.decoding import decode
+from gocompat.encoding import encode
 from tests.conversion.strategies import ALPHA, BETA, alpha_dcd, alpha_dgd, beta_dcd, beta_dgd
 
 J = dict[str, Any]

@@ -1,0 +1,14 @@
+"""Go compatibility: what the operator's Go code does to JSON, reproduced in Python.
+
+* :mod:`gocompat.nodes` — Go types compiled from the generated tables (:mod:`gocompat.tables_core`,
+  :mod:`gocompat.tables_grove`, and types defined by hand with :func:`gocompat.nodes.define`);
+* :mod:`gocompat.view` — ``encoding/json`` typed views and ``apiequality.Semantic.DeepEqual``;
+* :mod:`gocompat.mergo` — ``mergo.Merge(…, WithOverride)``;
+* :mod:`gocompat.decode` — the exact text of ``json.Unmarshal``'s error;
+* :mod:`gocompat.typed` — the schema vocabulary for Dynamo's own types (``Field``, ``Struct``,
+  ``Ptr``, ``ListOf``, ``MapOf``, ``Go``) with its decoders and encoders;
+* :mod:`gocompat.quantity`, :mod:`gocompat.gotime` — ``resource.Quantity``, ``time.Time`` and
+  ``time.Duration`` parsing and printing;
+* :mod:`gocompat.jsonvalue`, :mod:`gocompat.gotext` — JSON values (type names, copies, Go's
+  ``float64`` round trip) and Go's text (``%q``, ``%v`` of a float, ``json.Marshal`` escapes).
+"""
