@@ -5,17 +5,13 @@ This module provides what the typed upstream code gets from Go for free: the Go 
 and nil collections are equal, value-typed zero fields equal absent ones, a pointer to an empty
 struct is not absent), and the ``mergo.Merge(…, WithOverride)`` overlay used to merge
 ``extraPodSpec.mainContainer`` into the generated main container.
-
-The v1alpha1 ``ExtraPodSpec`` is a Dynamo type (an inlined ``*corev1.PodSpec`` plus
-``mainContainer``); its own ``MarshalJSON`` writes ``containers`` with ``omitempty``, which
-the Go type below reproduces with a shadowing ``containers`` field.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gocompat import mergo, nodes
+from gocompat import mergo
 from gocompat import view as goview
 
 __all__ = [
@@ -23,7 +19,6 @@ __all__ = [
     "CONTAINERS",
     "ENV_FROM_LIST",
     "ENV_LIST",
-    "EXTRA_POD_SPEC",
     "MAIN",
     "MOUNT",
     "OBJECT_META",
@@ -53,15 +48,6 @@ POD_SPEC = "core/v1.PodSpec"
 POD_TEMPLATE = "core/v1.PodTemplateSpec"
 PROBE = "*core/v1.Probe"
 RESOURCES = "core/v1.ResourceRequirements"
-EXTRA_POD_SPEC = nodes.define(
-    "dynamo/v1alpha1.ExtraPodSpec",
-    "v1alpha1",
-    (
-        ("", "*core/v1.PodSpec", "inline", "PodSpec"),
-        ("containers", "[]core/v1.Container", "omitempty", "Containers"),
-        ("mainContainer", "*core/v1.Container", "omitempty", "MainContainer"),
-    ),
-)
 
 MAIN = "main"
 SIDECAR_FRONTEND = "sidecar-frontend"

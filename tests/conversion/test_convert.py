@@ -8,6 +8,7 @@ import pytest
 
 import conversion
 from conversion import ConversionError, convert
+from conversion.hub import KindConverter, Spoke
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"
@@ -61,12 +62,16 @@ def test_invalid_requests(obj: Any, desired: str, match: str) -> None:
 
 
 def test_unexpected_exception_becomes_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conversion import dgd
-
     def boom(obj: dict[str, Any]) -> dict[str, Any]:
         raise KeyError("x")
 
-    monkeypatch.setattr(dgd, "alpha_to_beta", boom)
+    broken = KindConverter(
+        kind="DynamoGraphDeployment",
+        group="nvidia.com",
+        hub="v1beta1",
+        spokes={"v1alpha1": Spoke(to_hub=boom, from_hub=boom)},
+    )
+    monkeypatch.setitem(conversion.CONVERTERS, "DynamoGraphDeployment", broken)
     with pytest.raises(ConversionError) as info:
         convert(_dgd(), BETA)
     assert str(info.value) == "internal error occurred during conversion"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conversion import dgdr
+from conversion.v1alpha1 import dgdr
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"
@@ -34,11 +34,11 @@ def beta(spec: Obj | None = None, status: Obj | None = None, anns: dict[str, str
 
 
 def a2b(spec: Obj | None = None, status: Obj | None = None, anns: dict[str, str] | None = None) -> Obj:
-    return dgdr.alpha_to_beta(alpha(spec, status, anns))
+    return dgdr.to_hub(alpha(spec, status, anns))
 
 
 def b2a(spec: Obj | None = None, status: Obj | None = None, anns: dict[str, str] | None = None) -> Obj:
-    return dgdr.beta_to_alpha(beta(spec, status, anns))
+    return dgdr.from_hub(beta(spec, status, anns))
 
 
 def anns(obj: Obj) -> dict[str, str]:

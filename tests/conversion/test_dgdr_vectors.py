@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from conversion import ConversionError, convert, dgdr
+from conversion import ConversionError, convert
+from conversion.v1alpha1 import dgdr
 from tests.conversion.vector_helpers import assert_same, load_vectors
 
 VECTORS: list[dict[str, Any]] = load_vectors("dgdr_vectors.jsonl")
@@ -20,7 +21,7 @@ BETA = "nvidia.com/v1beta1"
 
 
 def direct(obj: dict[str, Any], desired: str) -> dict[str, Any]:
-    return dgdr.alpha_to_beta(obj) if desired == BETA else dgdr.beta_to_alpha(obj)
+    return dgdr.to_hub(obj) if desired == BETA else dgdr.from_hub(obj)
 
 
 def test_fixture_covers_both_directions_and_round_trips() -> None:

@@ -9,8 +9,8 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conversion import component as comp
 from conversion.podtemplate import CONTAINER, MAIN, RESOURCES, container_is_empty, merge_override
+from conversion.v1alpha1.component import schemas, template
 from gocompat import view as goview
 from gocompat.jsonvalue import deep_copy
 from tests.conversion.strategies import alpha_component, container
@@ -92,16 +92,16 @@ def test_semantic_main_matches_the_projection_on_dedicated_fields(svc: J, main: 
     if main is not None:
         main.pop("name")
         svc.setdefault("extraPodSpec", {})["mainContainer"] = main
-    typed = comp.canon_alpha_shared(svc)
+    typed = schemas.canon_alpha_shared(svc)
     before = orjson.dumps(typed)
-    tpl = comp.build_pod_template(copy.deepcopy(typed), True)
+    tpl = template.build_pod_template(copy.deepcopy(typed), True)
     assert tpl is not None
     full = next(c for c in tpl["spec"]["containers"] if c["name"] == MAIN)
-    fast = comp._semantic_main(typed)
-    for k in comp._DEDICATED_MAIN_FIELDS:
+    fast = template.semantic_main(typed)
+    for k in template._DEDICATED_MAIN_FIELDS:
         assert fast.get(k) == full.get(k), k
     assert orjson.dumps(typed) == before
-    projected = comp.build_pod_template(typed, True, copy_values=False)
+    projected = template.build_pod_template(typed, True, copy_values=False)
     assert orjson.dumps(projected) == orjson.dumps(tpl)
     assert orjson.dumps(typed) == before
 

@@ -18,7 +18,8 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conversion import convert, dgd
+from conversion import convert
+from conversion.v1alpha1 import dgd
 from gocompat.encoding import encode
 from tests.conversion.strategies import ALPHA, BETA, alpha_dcd, alpha_dgd, beta_dcd, beta_dgd
 from tests.conversion.support import load_vectors
