@@ -6,9 +6,9 @@ an object without a ``"spec"`` key is the legacy form (the whole object is the s
 Status payloads are the plain JSON of a sparse status.
 
 Payloads hold values of the upstream Go types, described with the schema vocabulary of
-:mod:`gocompat.typed`. The DGD and DCD converters read them as typed views (:data:`gocompat.typed.VIEW`): any
-type mismatch fails the whole decode (a spec payload is then absent; a status payload is an
-error). The DGDR converter reads them as Go values (:func:`read_value_spec_payload`,
+:mod:`gocompat.typed`. The DGD and DCD converters read them as typed views
+(:data:`gocompat.typed.VIEW`): any type mismatch fails the whole decode (a spec payload is then
+absent; a status payload is an error). The DGDR converter reads them as Go values (:func:`read_value_spec_payload`,
 :func:`read_value_status_payload`): anything undecodable is absent. Converted objects and every
 payload are written through :func:`gocompat.encoding.encode`, so a payload's bytes, member order
 included, are those of the upstream converter.
