@@ -16,6 +16,7 @@ RUN python -m pip install --require-hashes --only-binary=:all: -r requirements/b
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY conversion ./conversion
+COPY gocompat ./gocompat
 COPY defaulting ./defaulting
 COPY validation ./validation
 COPY certs ./certs

@@ -57,6 +57,7 @@ from app.webhooks import WEBHOOK_ROUTES
 from certs.kube import ApiError, lease_path
 from certs.leases import LEASE_NAME, lease_expired
 from domain.constants import GROUP
+from kinds import custom_kinds
 from kinds.registry import Kind
 
 Operation = Literal["UPDATE", "CREATE"]
@@ -72,29 +73,16 @@ class Hook:
     exact: bool = False  # matchPolicy Exact (else Equivalent)
 
 
-#: kind -> (mutating, validating) webhook as deploy/base/webhook-configurations.yaml registers them.
+def _registered(kind: Kind, review_type: str) -> Hook | None:
+    for hook in kind.webhooks:
+        if hook.type == review_type and hook.name:
+            return Hook(hook.name, hook.path, hook.version, hook.exact)
+    return None
+
+
+#: kind -> (mutating, validating) webhook as deploy/ registers them (from the kind registry).
 REGISTRATION: dict[str, tuple[Hook | None, Hook | None]] = {
-    "DynamoGraphDeployment": (
-        Hook("mdynamographdeployment.kb.io", "/mutate/nvidia.com/v1beta1/dynamographdeployments", "v1beta1"),
-        Hook("vdynamographdeployment.kb.io", "/validate/nvidia.com/v1beta1/dynamographdeployments", "v1beta1"),
-    ),
-    "DynamoComponentDeployment": (
-        Hook("mdynamocomponentdeploymentv1beta1.kb.io", "/mutate-nvidia-com-v1beta1-dynamocomponentdeployment",
-             "v1beta1", exact=True),
-        Hook("vdynamocomponentdeployment.kb.io", "/validate/nvidia.com/v1beta1/dynamocomponentdeployments",
-             "v1beta1"),
-    ),
-    "DynamoGraphDeploymentRequest": (
-        Hook("mdynamographdeploymentrequestv1beta1.kb.io",
-             "/mutate-nvidia-com-v1beta1-dynamographdeploymentrequest", "v1beta1"),
-        Hook("vdynamographdeploymentrequest.kb.io", "/validate-nvidia-com-v1beta1-dynamographdeploymentrequest",
-             "v1beta1"),
-    ),
-    "DynamoGraphDeploymentScalingAdapter": (None, None),
-    "DynamoModel": (None, Hook("vdynamomodel.kb.io", "/validate-nvidia-com-v1alpha1-dynamomodel", "v1alpha1")),
-    "DynamoCheckpoint": (
-        None, Hook("vdynamocheckpoint.kb.io", "/validate-nvidia-com-v1alpha1-dynamocheckpoint", "v1alpha1")
-    ),
+    kind.kind: (_registered(kind, "mutate"), _registered(kind, "validate")) for kind in custom_kinds()
 }
 
 #: Metadata the API server sets; a manifest (and so a CREATE) does not carry it.

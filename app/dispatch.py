@@ -13,7 +13,6 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import conversion
 import kinds
 from app.errors import ConversionFailure, InternalError, InvalidRequest, ReviewFailure
 from app.reviews import (
@@ -27,9 +26,10 @@ from app.reviews import (
     read_admission_review,
     read_conversion_review,
 )
-from app.schema import first_type_error, json_type
+from app.schema import first_type_error
 from conversion.errors import ConversionError
 from domain.admission import GVK, AdmissionContext, AdmissionInput
+from gocompat.jsonvalue import json_type
 
 log = logging.getLogger("dynamo_webhook.review")
 
@@ -181,7 +181,7 @@ def convert_objects(objects: list[Any], desired: str) -> tuple[list[dict[str, An
             # drop a field it cannot read).
             raise ConversionFailure(f"{problem} ({describe_object(obj, index)})")
         try:
-            out = conversion.convert(obj, desired)
+            out = kinds.convert(obj, desired)
         except Exception as exc:
             if isinstance(exc, ConversionError):
                 raise ConversionFailure(f"{exc} ({describe_object(obj, index)})") from exc

@@ -20,8 +20,8 @@ from typing import Any, Literal, TypedDict
 import orjson
 
 from app.errors import BadRequest, InvalidRequest
-from app.schema import json_type
 from domain.admission import GVK, AdmissionInput, Decision, Operation, UserInfo
+from gocompat.jsonvalue import json_type
 
 ADMISSION_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 CONVERSION_VERSIONS = ("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1")

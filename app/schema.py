@@ -26,6 +26,9 @@ import json
 from importlib import resources
 from typing import Any
 
+from gocompat.errors import unmarshal_text
+from gocompat.jsonvalue import json_type
+
 Skeleton = dict[str, Any]
 
 class _Node:
@@ -86,7 +89,7 @@ def _out_of_range(node: _Node, value: Any) -> _GoMessage | None:
     else:
         text = repr(value) if type(value) is float else str(value)
     where, go_type = node.go
-    return _GoMessage(f"json: cannot unmarshal number {text} into Go struct field {where} of type {go_type}")
+    return _GoMessage(unmarshal_text(f"number {text}", go_type, where))
 
 
 @functools.cache
@@ -105,23 +108,6 @@ def skeleton_for(api_version: str, kind: str) -> Skeleton | None:
 def _compiled(api_version: str, kind: str) -> _Node | None:
     skel = skeleton_for(api_version, kind)
     return None if skel is None else _Node(skel)
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a decoded value (``integer`` and ``number`` told apart)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _wrong(node: _Node, value: Any) -> bool:

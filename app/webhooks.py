@@ -29,7 +29,7 @@ def _routes() -> tuple[WebhookRoute, ...]:
     )
     per_kind = tuple(
         WebhookRoute(
-            hook.path, hook.type, kind.gvk(hook.guard_version) if hook.guard_version else None, (kind.kind,)
+            hook.path, hook.type, kind.gvk(hook.version) if hook.guarded else None, (kind.kind,)
         )
         for review_type in ("validate", "mutate")
         for kind in REGISTRY

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import kinds
 from bench import payloads
 from bench.harness import (
     PYTHON,
@@ -136,8 +137,6 @@ def measure(
 def inprocess(budget: float) -> dict[str, float]:
     """Per-call timings inside one process (no HTTP): validate+default of a typical DGD, the
     whole admission dispatch, and conversion per object."""
-    import conversion
-    import kinds
     from app.dispatch import review_admission, review_conversion
     from app.reviews import admission_input, read_admission_review
     from app.settings import Settings
@@ -164,7 +163,7 @@ def inprocess(budget: float) -> dict[str, float]:
 
     def convert_all() -> None:
         for obj in objects:
-            conversion.convert(obj, desired)
+            kinds.convert(obj, desired)
 
     return {
         "validate_default_create_ms": per_call(

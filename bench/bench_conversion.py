@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from conversion import convert
+from kinds import convert
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"

@@ -14,17 +14,16 @@ from typing import Any
 
 import orjson
 
+from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION, KIND_DGD, KIND_DGDR, KIND_DGDSA
+from kinds import REGISTRY
+
 __all__ = ["ARTEFACTS", "OPAQUE_SUFFIXES", "PAYLOAD_KEYS", "Context", "diff_paths", "normalize"]
 
 Path = tuple[str | int, ...]
 
+#: payload annotation key -> (kind, "spec" or "status"), for every kind of the registry that keeps payloads
 PAYLOAD_KEYS: dict[str, tuple[str, str]] = {
-    "nvidia.com/dgd-spec": ("DynamoGraphDeployment", "spec"),
-    "nvidia.com/dgd-status": ("DynamoGraphDeployment", "status"),
-    "nvidia.com/dcd-spec": ("DynamoComponentDeployment", "spec"),
-    "nvidia.com/dcd-status": ("DynamoComponentDeployment", "status"),
-    "nvidia.com/dgdr-spec": ("DynamoGraphDeploymentRequest", "spec"),
-    "nvidia.com/dgdr-status": ("DynamoGraphDeploymentRequest", "status"),
+    key: (kind.kind, key.rpartition("-")[2]) for kind in REGISTRY for key in kind.payload_keys
 }
 
 # Path suffixes (``*`` = any list index or map key) whose values are opaque JSON: nulls kept.
@@ -42,9 +41,6 @@ OPAQUE_SUFFIXES: tuple[tuple[str, ...], ...] = (
 _CONTAINER_LISTS = frozenset(("containers", "initContainers", "ephemeralContainers"))
 _REPLICA_FIELDS = frozenset(("componentKind", "componentName", "replicas", "updatedReplicas"))
 
-ALPHA = "nvidia.com/v1alpha1"
-BETA = "nvidia.com/v1beta1"
-DGDR = "DynamoGraphDeploymentRequest"
 
 
 @dataclass(frozen=True)
@@ -102,7 +98,7 @@ ARTEFACTS: tuple[tuple[str, Rule], ...] = (
     (
         'DGD status.state ""',
         lambda p, v, c: (
-            c.kind == "DynamoGraphDeployment"
+            c.kind == KIND_DGD
             and v == ""
             and (
                 (c.payload is None and p == ("status", "state"))
@@ -129,52 +125,52 @@ ARTEFACTS: tuple[tuple[str, Rule], ...] = (
         ),
     ),
     (
-        'DGDR alpha spec payload model/backend/profilerImage ""',
+        'KIND_DGDR alpha spec payload model/backend/profilerImage ""',
         lambda p, v, c: (
-            c.kind == DGDR
+            c.kind == KIND_DGDR
             and c.payload == "spec"
-            and c.version == BETA
+            and c.version == HUB_API_VERSION
             and v == ""
             and p in (("spec", "model"), ("spec", "backend"), ("spec", "profilingConfig", "profilerImage"))
         ),
     ),
     (
-        'DGDR beta spec payload model ""',
+        'KIND_DGDR beta spec payload model ""',
         lambda p, v, c: (
-            c.kind == DGDR
+            c.kind == KIND_DGDR
             and c.payload == "spec"
-            and c.version == ALPHA
+            and c.version == ALPHA_API_VERSION
             and v == ""
             and p == ("spec", "model")
         ),
     ),
     (
-        "alpha DGDR autoApply/useMocker false",
+        "alpha KIND_DGDR autoApply/useMocker false",
         lambda p, v, c: (
-            c.kind == DGDR
+            c.kind == KIND_DGDR
             and c.payload is None
-            and c.version == ALPHA
+            and c.version == ALPHA_API_VERSION
             and v is False
             and p in (("spec", "autoApply"), ("spec", "useMocker"))
         ),
     ),
     (
-        'alpha DGDR deployment.state ""',
+        'alpha KIND_DGDR deployment.state ""',
         lambda p, v, c: (
-            c.kind == DGDR
+            c.kind == KIND_DGDR
             and v == ""
             and (
-                (c.payload is None and c.version == ALPHA and p == ("status", "deployment", "state"))
-                or (c.payload == "status" and c.version == BETA and p == ("deployment", "state"))
+                (c.payload is None and c.version == ALPHA_API_VERSION and p == ("status", "deployment", "state"))
+                or (c.payload == "status" and c.version == HUB_API_VERSION and p == ("deployment", "state"))
             )
         ),
     ),
     (
         "beta DGDSA status.replicas 0",
         lambda p, v, c: (
-            c.kind == "DynamoGraphDeploymentScalingAdapter"
+            c.kind == KIND_DGDSA
             and c.payload is None
-            and c.version == BETA
+            and c.version == HUB_API_VERSION
             and p == ("status", "replicas")
             and v == 0
             and not isinstance(v, bool)

@@ -1,89 +1,14 @@
-"""DynamoGraphDeploymentScalingAdapter (DGDSA) conversion, v1alpha1 ⇄ v1beta1 (hub = v1beta1).
-
-Public functions: :func:`alpha_to_beta` and :func:`beta_to_alpha` (whole object in, new object
-out; the input is never mutated).
-
-The two versions differ only in the DGD reference: α ``spec.dgdRef.serviceName`` ⇄ β
-``spec.dgdRef.componentName``. ``spec.replicas``, ``spec.dgdRef.name`` and the status
-(``replicas``, ``selector``, ``lastScaleTime``) are copied; metadata is copied verbatim and no
-annotation is read or written (the conversion is lossless, there is no payload).
-
-Output shapes follow the Go types (no v1beta1 normaliser runs for this kind):
-``spec.replicas``, ``dgdRef.name`` and ``dgdRef.serviceName``/``componentName`` are always
-written; β ``status.replicas`` is not ``omitempty`` (a β object always has
-``status: {replicas: 0}`` at least) while α omits a zero; ``status`` itself is always written.
-"""
+"""The DynamoGraphDeploymentScalingAdapter converter: hub v1beta1, spoke v1alpha1."""
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any
+from conversion.hub import KindConverter, Spoke
+from conversion.v1alpha1 import dgdsa as v1alpha1
+from domain.constants import KIND_DGDSA
 
-from conversion.dgdr_gotypes import Mismatch, go_time, jcopy
-
-__all__ = ["alpha_to_beta", "beta_to_alpha"]
-
-ALPHA = "nvidia.com/v1alpha1"
-BETA = "nvidia.com/v1beta1"
-KIND = "DynamoGraphDeploymentScalingAdapter"
-
-Obj = dict[str, Any]
-
-
-def alpha_to_beta(obj: Obj) -> Obj:
-    """Convert a v1alpha1 DGDSA to v1beta1 (``serviceName`` → ``componentName``)."""
-    return _convert(obj, BETA, "serviceName", "componentName", omit_zero_replicas=False)
-
-
-def beta_to_alpha(obj: Obj) -> Obj:
-    """Convert a v1beta1 DGDSA to v1alpha1 (``componentName`` → ``serviceName``)."""
-    return _convert(obj, ALPHA, "componentName", "serviceName", omit_zero_replicas=True)
-
-
-def _part(obj: Obj, key: str) -> Obj:
-    v = obj.get(key)
-    return v if isinstance(v, dict) else {}
-
-
-def _int32(v: Any) -> int:
-    """A Go int32 field: anything that is not an in-range integer decodes to 0."""
-    if isinstance(v, int) and not isinstance(v, bool) and -(1 << 31) <= v < (1 << 31):
-        return v
-    return 0
-
-
-def _str(v: Any) -> str:
-    return v if isinstance(v, str) else ""
-
-
-def _convert(obj: Obj, api_version: str, ref_from: str, ref_to: str, omit_zero_replicas: bool) -> Obj:
-    meta = obj.get("metadata")
-    spec = _part(obj, "spec")
-    ref = spec.get("dgdRef")
-    if not isinstance(ref, dict):
-        ref = {}
-    status = _part(obj, "status")
-
-    out_status: Obj = {}
-    replicas = _int32(status.get("replicas"))
-    if replicas or not omit_zero_replicas:
-        out_status["replicas"] = replicas
-    selector = _str(status.get("selector"))
-    if selector:
-        out_status["selector"] = selector
-    last = status.get("lastScaleTime")
-    if isinstance(last, str):
-        # metav1.Time re-serialises as RFC 3339 in UTC, whole seconds
-        with contextlib.suppress(Mismatch):
-            out_status["lastScaleTime"] = go_time(last)
-
-    return {
-        "apiVersion": api_version,
-        "kind": KIND,
-        "metadata": jcopy(meta) if isinstance(meta, dict) else {},
-        "spec": {
-            "replicas": _int32(spec.get("replicas")),
-            "dgdRef": {"name": _str(ref.get("name")), ref_to: _str(ref.get(ref_from))},
-        },
-        "status": out_status,
-    }
+CONVERTER = KindConverter(
+    kind=KIND_DGDSA,
+    group="nvidia.com",
+    hub="v1beta1",
+    spokes={"v1alpha1": Spoke(to_hub=v1alpha1.to_hub, from_hub=v1alpha1.from_hub)},
+)

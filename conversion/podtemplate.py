@@ -1,42 +1,35 @@
 """Kubernetes pod-template helpers used by the component conversion.
 
-Containers, probes and pod specs stay plain JSON dicts (typed views, see
-:mod:`conversion.gotypes`). This module provides what the typed upstream code gets from Go for
-free: the Go types of those values, ``apiequality.Semantic.DeepEqual`` zero tests by type (empty
+Containers, probes and pod specs stay plain JSON dicts (typed views, see :mod:`gocompat.view`).
+This module provides what the typed upstream code gets from Go for free: the Go types of those values, ``apiequality.Semantic.DeepEqual`` zero tests by type (empty
 and nil collections are equal, value-typed zero fields equal absent ones, a pointer to an empty
 struct is not absent), and the ``mergo.Merge(…, WithOverride)`` overlay used to merge
 ``extraPodSpec.mainContainer`` into the generated main container.
-
-The v1alpha1 ``ExtraPodSpec`` is a Dynamo type (an inlined ``*corev1.PodSpec`` plus
-``mainContainer``); its own ``MarshalJSON`` writes ``containers`` with ``omitempty``, which
-the Go type below reproduces with a shadowing ``containers`` field.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from conversion import gotypes
+from domain.constants import FRONTEND_SIDECAR_CONTAINER, MAIN_CONTAINER
+from gocompat import mergo
+from gocompat import view as goview
 
 __all__ = [
     "CONTAINER",
     "CONTAINERS",
     "ENV_FROM_LIST",
     "ENV_LIST",
-    "EXTRA_POD_SPEC",
-    "MAIN",
+    "FRONTEND_SIDECAR_CONTAINER",
+    "MAIN_CONTAINER",
     "MOUNT",
     "OBJECT_META",
     "POD_SPEC",
     "POD_TEMPLATE",
     "PROBE",
     "RESOURCES",
-    "SIDECAR_FRONTEND",
     "container_has_only_name",
     "container_is_empty",
-    "deep_copy",
     "find_container",
     "has_container",
     "merge_envs",
@@ -45,7 +38,7 @@ __all__ = [
     "pod_template_is_zero",
 ]
 
-# Go types (generated table keys, conversion.gotypes_core) of the values handled here.
+# Go types (generated table keys, gocompat.tables_core) of the values handled here.
 CONTAINER = "core/v1.Container"
 CONTAINERS = "[]core/v1.Container"
 ENV_LIST = "[]core/v1.EnvVar"
@@ -56,43 +49,12 @@ POD_SPEC = "core/v1.PodSpec"
 POD_TEMPLATE = "core/v1.PodTemplateSpec"
 PROBE = "*core/v1.Probe"
 RESOURCES = "core/v1.ResourceRequirements"
-EXTRA_POD_SPEC = gotypes.define(
-    "dynamo/v1alpha1.ExtraPodSpec",
-    "v1alpha1",
-    (
-        ("", "*core/v1.PodSpec", "inline", "PodSpec"),
-        ("containers", "[]core/v1.Container", "omitempty", "Containers"),
-        ("mainContainer", "*core/v1.Container", "omitempty", "MainContainer"),
-    ),
-)
 
-MAIN = "main"
-SIDECAR_FRONTEND = "sidecar-frontend"
-
-
-def deep_copy(v: Any) -> Any:
-    """Copy a JSON value (dicts and lists are rebuilt, scalars shared)."""
-    if isinstance(v, (dict, list)):
-        if not v:
-            return {} if isinstance(v, dict) else []
-        try:
-            return orjson.loads(orjson.dumps(v))
-        except (TypeError, orjson.JSONEncodeError):
-            return _deep_copy_py(v)
-    return v
-
-
-def _deep_copy_py(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {k: _deep_copy_py(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_deep_copy_py(x) for x in v]
-    return v
 
 
 def container_is_empty(c: dict[str, Any] | None) -> bool:
     """``containerIsEmpty``: nothing but (possibly) a name."""
-    return c is None or gotypes.is_zero(CONTAINER, c, skip="name")
+    return c is None or goview.is_zero(CONTAINER, c, skip="name")
 
 
 def container_has_only_name(c: dict[str, Any]) -> bool:
@@ -100,12 +62,12 @@ def container_has_only_name(c: dict[str, Any]) -> bool:
 
 
 def pod_spec_is_zero(p: dict[str, Any] | None) -> bool:
-    return p is None or gotypes.is_zero(POD_SPEC, p)
+    return p is None or goview.is_zero(POD_SPEC, p)
 
 
 def pod_template_is_zero(t: dict[str, Any] | None) -> bool:
     """``podTemplateIsZero``: a present template equal to the zero PodTemplateSpec."""
-    return t is not None and gotypes.is_zero(POD_TEMPLATE, t)
+    return t is not None and goview.is_zero(POD_TEMPLATE, t)
 
 
 def find_container(containers: list[dict[str, Any]] | None, name: str) -> dict[str, Any] | None:
@@ -139,6 +101,6 @@ def merge_envs(common: list[Any] | None, specific: list[Any] | None) -> list[Any
 
 def merge_override(dst: dict[str, Any], src: dict[str, Any], copy: bool = True) -> None:
     """Overlay container ``src`` onto container ``dst`` like ``mergo.Merge(dst, src,
-    mergo.WithOverride)`` (see :func:`conversion.gotypes.merge_override`): neither input
+    mergo.WithOverride)`` (see :func:`gocompat.mergo.merge_override`): neither input
     changes below the top level of ``dst``."""
-    gotypes.merge_override(CONTAINER, dst, src, copy)
+    mergo.merge_override(CONTAINER, dst, src, copy)

@@ -50,6 +50,14 @@ def payload_annotation(short: str, part: str) -> str:
     return f"{GROUP}/{short}-{part}"
 
 
+ANN_DGD_SPEC: Final = payload_annotation("dgd", "spec")
+ANN_DGD_STATUS: Final = payload_annotation("dgd", "status")
+ANN_DCD_SPEC: Final = payload_annotation("dcd", "spec")
+ANN_DCD_STATUS: Final = payload_annotation("dcd", "status")
+ANN_DGDR_SPEC: Final = payload_annotation("dgdr", "spec")
+ANN_DGDR_STATUS: Final = payload_annotation("dgdr", "status")
+
+
 # --- containers, resources ---------------------------------------------------------------------------
 
 MAIN_CONTAINER: Final = "main"

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import conversion
+from conversion import dcd as dcd_conversion
+from conversion import dgd as dgd_conversion
+from conversion import dgdr as dgdr_conversion
+from conversion import dgdsa as dgdsa_conversion
+from conversion import hub as conversion_hub
 from defaulting import dcd as dcd_defaults
 from defaulting import dgd as dgd_defaults
 from defaulting import dgdr as dgdr_defaults
@@ -52,13 +56,17 @@ REGISTRY.register(
         validator=dgd_rules.validate,
         defaulter=dgd_defaults.default_hub,
         default_spokes=True,
-        converter=conversion.DGD,
+        converter=dgd_conversion.CONVERTER,
         spoke_answer=with_main_container_marshal_fields,
         payload="dgd",
         gvk_guard=True,
         webhooks=(
-            WebhookPath("/validate/nvidia.com/v1beta1/dynamographdeployments", "validate", V1BETA1),
-            WebhookPath("/mutate/nvidia.com/v1beta1/dynamographdeployments", "mutate", V1BETA1),
+            WebhookPath(
+                "/validate/nvidia.com/v1beta1/dynamographdeployments", "validate", V1BETA1, True, "vdynamographdeployment.kb.io"
+            ),
+            WebhookPath(
+                "/mutate/nvidia.com/v1beta1/dynamographdeployments", "mutate", V1BETA1, True, "mdynamographdeployment.kb.io"
+            ),
         ),
     )
 )
@@ -70,13 +78,26 @@ REGISTRY.register(
         served=BOTH,
         validator=dcd_rules.validate,
         defaulter=dcd_defaults.default_hub,
-        converter=conversion.DCD,
+        converter=dcd_conversion.CONVERTER,
         payload="dcd",
         gvk_guard=True,
         webhooks=(
-            WebhookPath("/validate/nvidia.com/v1beta1/dynamocomponentdeployments", "validate", V1BETA1),
-            WebhookPath("/validate-nvidia-com-v1alpha1-dynamocomponentdeployment", "validate", V1ALPHA1),
-            WebhookPath("/mutate-nvidia-com-v1beta1-dynamocomponentdeployment", "mutate", V1BETA1),
+            WebhookPath(
+                "/validate/nvidia.com/v1beta1/dynamocomponentdeployments",
+                "validate",
+                V1BETA1,
+                True,
+                "vdynamocomponentdeployment.kb.io",
+            ),
+            WebhookPath("/validate-nvidia-com-v1alpha1-dynamocomponentdeployment", "validate", V1ALPHA1, True),
+            WebhookPath(
+                "/mutate-nvidia-com-v1beta1-dynamocomponentdeployment",
+                "mutate",
+                V1BETA1,
+                True,
+                "mdynamocomponentdeploymentv1beta1.kb.io",
+                exact=True,
+            ),
         ),
     )
 )
@@ -89,17 +110,29 @@ REGISTRY.register(
         validator=dgdr_rules.validate,
         defaulter=dgdr_defaults.default_hub,
         default_spokes=True,
-        converter=conversion.DGDR,
+        converter=dgdr_conversion.CONVERTER,
         payload="dgdr",
         gvk_guard=True,
         webhooks=(
-            WebhookPath("/validate-nvidia-com-v1beta1-dynamographdeploymentrequest", "validate", V1BETA1),
-            WebhookPath("/mutate-nvidia-com-v1beta1-dynamographdeploymentrequest", "mutate", V1BETA1),
+            WebhookPath(
+                "/validate-nvidia-com-v1beta1-dynamographdeploymentrequest",
+                "validate",
+                V1BETA1,
+                True,
+                "vdynamographdeploymentrequest.kb.io",
+            ),
+            WebhookPath(
+                "/mutate-nvidia-com-v1beta1-dynamographdeploymentrequest",
+                "mutate",
+                V1BETA1,
+                True,
+                "mdynamographdeploymentrequestv1beta1.kb.io",
+            ),
         ),
     )
 )
 REGISTRY.register(
-    Kind(KIND_DGDSA, "dynamographdeploymentscalingadapters", "dgdsa", served=BOTH, converter=conversion.DGDSA)
+    Kind(KIND_DGDSA, "dynamographdeploymentscalingadapters", "dgdsa", served=BOTH, converter=dgdsa_conversion.CONVERTER)
 )
 REGISTRY.register(
     Kind(
@@ -109,7 +142,7 @@ REGISTRY.register(
         hub=V1ALPHA1,
         served=(V1ALPHA1,),
         validator=dynamomodel.validate,
-        webhooks=(WebhookPath("/validate-nvidia-com-v1alpha1-dynamomodel", "validate"),),
+        webhooks=(WebhookPath("/validate-nvidia-com-v1alpha1-dynamomodel", "validate", V1ALPHA1, name="vdynamomodel.kb.io"),),
     )
 )
 REGISTRY.register(
@@ -120,7 +153,9 @@ REGISTRY.register(
         hub=V1ALPHA1,
         served=(V1ALPHA1,),
         validator=dynamocheckpoint.validate,
-        webhooks=(WebhookPath("/validate-nvidia-com-v1alpha1-dynamocheckpoint", "validate"),),
+        webhooks=(WebhookPath(
+                "/validate-nvidia-com-v1alpha1-dynamocheckpoint", "validate", V1ALPHA1, name="vdynamocheckpoint.kb.io"
+            ),),
     )
 )
 # The checkpoint-restore mutator for core/v1 Pods: a webhook, not a kind of this group.
@@ -133,9 +168,13 @@ REGISTRY.register(
         served=("v1",),
         mutator=pod.mutate,
         custom=False,
-        webhooks=(WebhookPath("/mutate-core-v1-pod-checkpoint-restore", "mutate"),),
+        webhooks=(WebhookPath("/mutate-core-v1-pod-checkpoint-restore", "mutate", "v1", name="mpodcheckpointrestore.kb.io"),),
     )
 )
+
+
+# Every apiVersion of a convertible kind (named when an object's kind has no converter).
+_API_VERSIONS = tuple(dict.fromkeys(v for k in REGISTRY if k.converter for v in k.converter.api_versions))
 
 
 def custom_kinds() -> Iterator[Kind]:
@@ -156,4 +195,8 @@ def default(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
 def convert(obj: JSONObject, desired_api_version: str) -> JSONObject:
     """Convert one object to ``desired_api_version`` (a new dict; ``obj`` is not mutated).
     Raises ``ConversionError`` with the review failure message."""
-    return conversion.convert(obj, desired_api_version)
+    kind = conversion_hub.require_object(obj).get("kind")
+    spec = REGISTRY.get(GROUP, kind) if isinstance(kind, str) else None
+    if spec is None or spec.converter is None:
+        raise conversion_hub.unsupported(kind, desired_api_version, _API_VERSIONS)
+    return spec.converter.convert(obj, desired_api_version)

@@ -49,6 +49,11 @@ class Converter(Protocol):
     @property
     def kind(self) -> str: ...
 
+    @property
+    def api_versions(self) -> tuple[str, ...]:
+        """Every apiVersion it converts between."""
+        ...
+
     def convert(self, obj: JSONObject, desired_api_version: str, /) -> JSONObject:
         """A new object in ``desired_api_version``; raises ``ConversionError``."""
         ...
@@ -62,15 +67,21 @@ class Mutator(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class WebhookPath:
-    """One path the upstream operator registers for a kind.
+    """One path the upstream operator serves for a kind, and how deploy/ registers it.
 
-    ``guard_version``: the version of the GVK its handler expects (the GVK guard); None when the
-    handler dispatches on ``request.kind`` like the generic paths do.
+    ``version``: the API version its handler decodes (and the rule's ``apiVersions`` in deploy/).
+    ``guarded``: the handler checks ``request.kind`` against that GVK (the GVK guard); otherwise it
+    dispatches on ``request.kind`` as the generic paths do. ``name``: the webhook entry deploy/
+    registers it under (empty when deploy/ does not register the path), with ``matchPolicy:
+    Exact`` when ``exact`` (else Equivalent).
     """
 
     path: str
     type: WebhookType
-    guard_version: str | None = None
+    version: str
+    guarded: bool = False
+    name: str = ""
+    exact: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,15 +55,15 @@ def skeleton(node: dict[str, Any]) -> dict[str, Any]:
 
 
 class GoTypes:
-    """The Go types of the operator's API packages, compiled by :mod:`conversion.gotypes`."""
+    """The Go types of the operator's API packages, compiled by :mod:`gocompat.nodes`."""
 
     def __init__(self, operator: Path) -> None:
         import gen_gotypes
         from goparse import Modules, pins_from_go_mod
 
-        from conversion import gotypes
+        from gocompat import nodes
 
-        self.gotypes = gotypes
+        self.nodes = nodes
         self.module, pins = pins_from_go_mod(operator)
         gen_gotypes.SPECIAL.update(EXTRA_SPECIAL)
         self.tables = gen_gotypes.Tables(Modules(pins, {self.module: operator}))
@@ -72,36 +72,36 @@ class GoTypes:
         path = f"{self.module}/api/{version}"
         t = self.tables
         t.add_roots([(path, kind)])
-        self.gotypes.register(SimpleNamespace(STRUCTS=t.structs, NAMED=t.named, SPECIAL=t.special, PACKAGES=t.packages))
-        return self.gotypes.node(t.qualify(path, kind))
+        self.nodes.register(SimpleNamespace(STRUCTS=t.structs, NAMED=t.named, SPECIAL=t.special, PACKAGES=t.packages))
+        return self.nodes.node(t.qualify(path, kind))
 
 
 def go_skeleton(node: Any, struct: str, path: list[str]) -> dict[str, Any]:
     """The skeleton of a Go type itself, for a value the CRD leaves unchecked
     (preserve-unknown-fields) but the operator decodes into a typed struct."""
-    from conversion import gotypes as g
+    from gocompat import leaves, nodes
 
-    while isinstance(node, g._Ptr):
+    while isinstance(node, nodes._Ptr):
         node = node.elem
     where = f"{struct}.{'.'.join(path)}"
-    if isinstance(node, g._Struct):
+    if isinstance(node, nodes._Struct):
         props = {name: go_skeleton(f.node, node.name, [*path, *f.via, name]) for name, f in node.fields.items()}
         return {"t": "object", "p": props}
-    if isinstance(node, g._Slice):
+    if isinstance(node, nodes._Slice):
         return {"t": "array", "i": go_skeleton(node.elem, struct, path)}
-    if isinstance(node, g._Map):
+    if isinstance(node, nodes._Map):
         return {"t": "object", "a": go_skeleton(node.elem, struct, path)}
-    if isinstance(node, g._Int):
+    if isinstance(node, leaves._Int):
         return {"t": "integer", "f": node.display, "g": where}
-    if isinstance(node, g._Float):
+    if isinstance(node, leaves._Float):
         return {"t": "number", **({"f": node.display, "g": where} if node.limit < float("inf") else {})}
-    if isinstance(node, g._IntOrString):
+    if isinstance(node, leaves._IntOrString):
         return {"t": "int-or-string", "f": "int32", "g": where}
-    if isinstance(node, g._Quantity):
+    if isinstance(node, leaves._Quantity):
         return {"t": "int-or-string"}
-    if isinstance(node, g._Scalar) and node.json_type is bool:
+    if isinstance(node, leaves._Scalar) and node.json_type is bool:
         return {"t": "boolean"}
-    if isinstance(node, g._Scalar | g._Time | g._Duration | g._Bytes):
+    if isinstance(node, leaves._Scalar | leaves._Time | leaves._Duration | leaves._Bytes):
         return {"t": "string"}
     return {"x": 1}
 
@@ -110,30 +110,30 @@ def annotate(skel: dict[str, Any], crd: dict[str, Any], node: Any, struct: str, 
     """Add ``f``/``g`` to the number nodes of ``skel`` (walked together with its CRD schema
     ``crd`` and the Go type ``node``; ``struct``/``path``: the error context Go keeps). A value
     the CRD leaves unchecked but Go decodes into a struct gets the Go type's own skeleton."""
-    from conversion import gotypes as g
+    from gocompat import leaves, nodes
 
-    while isinstance(node, g._Ptr):
+    while isinstance(node, nodes._Ptr):
         node = node.elem
     if "x" in skel and not crd.get("x-kubernetes-int-or-string"):
-        if isinstance(node, g._Struct):
+        if isinstance(node, nodes._Struct):
             skel.clear()
             skel.update(go_skeleton(node, struct, path))
         return
     where = f"{struct}.{'.'.join(path)}"
-    if isinstance(node, g._Int) and skel.get("t") == "integer":
+    if isinstance(node, leaves._Int) and skel.get("t") == "integer":
         skel.update(f=node.display, g=where)
-    elif isinstance(node, g._IntOrString) and skel.get("t") == "int-or-string":
+    elif isinstance(node, leaves._IntOrString) and skel.get("t") == "int-or-string":
         skel.update(f="int32", g=where)
-    elif isinstance(node, g._Float) and skel.get("t") == "number" and node.limit < float("inf"):
+    elif isinstance(node, leaves._Float) and skel.get("t") == "number" and node.limit < float("inf"):
         skel.update(f=node.display, g=where)
-    elif isinstance(node, g._Struct):
+    elif isinstance(node, nodes._Struct):
         for name, sub in (skel.get("p") or {}).items():
             f = node.fields.get(name)
             if f is not None:
                 annotate(sub, crd["properties"][name], f.node, node.name, [*path, *f.via, f.name])
-    elif isinstance(node, g._Slice) and "i" in skel:
+    elif isinstance(node, nodes._Slice) and "i" in skel:
         annotate(skel["i"], crd["items"], node.elem, struct, path)
-    elif isinstance(node, g._Map) and "a" in skel:
+    elif isinstance(node, nodes._Map) and "a" in skel:
         annotate(skel["a"], crd["additionalProperties"], node.elem, struct, path)
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from conversion import ConversionError, convert
+from conversion import ConversionError
+from conversion.hub import KindConverter
 from domain.constants import (
     ALPHA_API_VERSION,
     ANN_VLLM_BACKEND,
@@ -14,8 +15,9 @@ from domain.constants import (
     HUB_API_VERSION,
     MAIN_CONTAINER,
 )
+from gocompat.gotext import go_quote
 from validation import runtime_version
-from validation.errors import FieldError, Path, forbidden, go_quote, invalid, required
+from validation.errors import FieldError, Path, forbidden, invalid, required
 from validation.objects import (
     JSON,
     annotations_of,
@@ -47,13 +49,13 @@ class HandlerPanic(Exception):
     """Upstream dereferences a nil pointer here; its webhook recovers and answers HTTP 500."""
 
 
-def to_hub(obj: JSON) -> JSON:
-    return convert(obj, HUB_API_VERSION)
+def to_hub(obj: JSON, converter: KindConverter) -> JSON:
+    return converter.convert(obj, HUB_API_VERSION)
 
 
-def alpha_view(hub: JSON) -> JSON:
+def alpha_view(hub: JSON, converter: KindConverter) -> JSON:
     try:
-        return convert(hub, ALPHA_API_VERSION)
+        return converter.convert(hub, ALPHA_API_VERSION)
     except ConversionError as exc:
         raise CompatibilityViewError(f"failed to reconstruct compatibility view: {exc}") from exc
 

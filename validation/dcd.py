@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from conversion.dcd import CONVERTER
 from domain.admission import AdmissionContext, AdmissionInput, Decision
 from domain.constants import KIND_DCD
 from validation import alpha, shared, topology
@@ -35,7 +36,7 @@ def _hub_errors(hub: JSON, ctx: AdmissionContext, rv_hub: bool) -> list[FieldErr
 
 def _view(hub: JSON, old: bool = False) -> JSON:
     try:
-        return alpha.alpha_view(hub)
+        return alpha.alpha_view(hub, CONVERTER)
     except alpha.CompatibilityViewError as exc:
         which = "old " if old else ""
         raise PlainError(f"cannot validate {which}preserved v1alpha1 {KIND_DCD} fields: {exc}") from exc
@@ -93,7 +94,7 @@ def validate_hub(
 
 
 def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
-    prepared = prepare(inp, KIND_DCD, lambda o, _alpha: topology.schema_errors_dcd(o))
+    prepared = prepare(inp, KIND_DCD, lambda o, _alpha: topology.schema_errors_dcd(o), CONVERTER)
     if isinstance(prepared, Decision):
         return prepared
     new, old, rv_source = prepared

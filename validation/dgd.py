@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from conversion.dgd import CONVERTER
 from domain.admission import AdmissionContext, AdmissionInput, Decision
 from domain.constants import (
     ANN_DISCOVERY_MODE,
@@ -26,13 +27,13 @@ from domain.constants import (
     PROVIDER_GROVE,
     SCOPE_ROOT,
 )
+from gocompat.gotext import go_quote
 from validation import alpha, provider_override, shared, topology
 from validation.errors import (
     FieldError,
     GoJSON,
     Path,
     forbidden,
-    go_quote,
     invalid,
     not_supported,
     required,
@@ -440,7 +441,7 @@ def stateless(hub: JSON, ctx: AdmissionContext, rv_source: str) -> Result:
     alpha_source = rv_source == SOURCE_V1ALPHA1
     if alpha_source or alpha.dgd_may_carry_alpha_fields(hub):
         try:
-            view = alpha.alpha_view(hub)
+            view = alpha.alpha_view(hub, CONVERTER)
         except alpha.CompatibilityViewError as exc:
             raise PlainError(f"cannot validate preserved v1alpha1 {KIND_DGD} fields: {exc}") from exc
         res.errors.extend(alpha.dgd_errors(view, res.warnings, alpha_source=alpha_source))
@@ -590,11 +591,11 @@ def update_errors(new: JSON, old: JSON, ctx: AdmissionContext, username: str, rv
                 )
     if rv_source == SOURCE_V1ALPHA1:
         try:
-            new_view = alpha.alpha_view(new)
+            new_view = alpha.alpha_view(new, CONVERTER)
         except alpha.CompatibilityViewError as exc:
             raise PlainError(f"cannot validate preserved v1alpha1 {KIND_DGD} fields: {exc}") from exc
         try:
-            old_view = alpha.alpha_view(old)
+            old_view = alpha.alpha_view(old, CONVERTER)
         except alpha.CompatibilityViewError as exc:
             raise PlainError(f"cannot validate old preserved v1alpha1 {KIND_DGD} fields: {exc}") from exc
         out.extend(alpha.dgd_update_errors(new_view, old_view))
@@ -639,7 +640,7 @@ def _decision(name: str, errs: list[FieldError], warnings: list[str]) -> Decisio
 
 def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
     """Validate one DGD request (pre-checks of ``kinds.validate`` already applied)."""
-    prepared = prepare(inp, KIND_DGD, topology.schema_errors_dgd)
+    prepared = prepare(inp, KIND_DGD, topology.schema_errors_dgd, CONVERTER)
     if isinstance(prepared, Decision):
         return prepared
     new, old, rv_source = prepared

@@ -16,11 +16,12 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-import conversion
+from conversion import dgdr as dgdr_conversion
 from conversion.errors import ConversionError
 from domain.admission import AdmissionContext, AdmissionInput, AdmissionSettings, Decision, JSONObject
 from domain.constants import HUB_API_VERSION, KIND_DGDR
-from validation.errors import FieldError, GoJSON, Path, forbidden, go_quote, invalid, required, to_decision
+from gocompat.gotext import go_quote
+from validation.errors import FieldError, GoJSON, Path, forbidden, invalid, required, to_decision
 
 __all__ = [
     "KIND_DGDR",
@@ -282,7 +283,7 @@ def update_errors(
 def _hub(obj: JSONObject) -> JSONObject:
     if obj.get("apiVersion", HUB_API_VERSION) == HUB_API_VERSION:
         return obj
-    return conversion.convert(obj, HUB_API_VERSION)
+    return dgdr_conversion.CONVERTER.convert(obj, HUB_API_VERSION)
 
 
 def _name(obj: JSONObject) -> str:

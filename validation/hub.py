@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from conversion import ConversionError
+from conversion.hub import KindConverter
 from domain.admission import AdmissionInput, Decision, JSONObject
 from validation import alpha
 from validation.errors import FieldError, invalid_decision
@@ -13,7 +14,7 @@ SchemaCheck = Callable[[JSONObject, bool], list[FieldError]]
 
 
 def prepare(
-    inp: AdmissionInput, kind: str, schema_check: SchemaCheck
+    inp: AdmissionInput, kind: str, schema_check: SchemaCheck, converter: KindConverter
 ) -> tuple[JSONObject, JSONObject | None, str] | Decision:
     """(new hub object, old hub object or None, runtime-version source) or an early Decision.
 
@@ -33,8 +34,8 @@ def prepare(
         return invalid_decision(kind, name, schema_errs)
     if sent_alpha:
         try:
-            new = alpha.to_hub(new)
-            old = alpha.to_hub(old) if old is not None else None
+            new = alpha.to_hub(new, converter)
+            old = alpha.to_hub(old, converter) if old is not None else None
         except ConversionError as exc:
             # The API server would fail the request in its conversion call; an object that
             # cannot be brought to the hub is answered like an undecodable one.

@@ -9,14 +9,14 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from conversion.quantity import canonical, parse_quantity
 from domain.constants import (
     GMS_INTER_POD,
     GMS_INTRA_POD,
     GPU_NVIDIA,
     MAIN_CONTAINER,
 )
-from validation.errors import go_quote
+from gocompat.gotext import go_quote
+from gocompat.quantity import canonical, parse_quantity
 
 JSON = dict[str, Any]
 

@@ -6,7 +6,7 @@ package they call).
 An override ``value`` is checked in three steps, as ``provideroverride.ValidateValue`` does:
 it must be a JSON object; it must decode into the Grove Go type of its target (``PodCliqueSet``,
 ``PodCliqueTemplateSpec`` or ``PodCliqueScalingGroupConfig`` of Grove's ``operator/api`` at the
-version the operator requires, table :mod:`validation.gotypes_grove`); then every key outside the
+version the operator requires, table :mod:`gocompat.tables_grove`); then every key outside the
 delegated subtree is Dynamo-owned. A failed decode is the only error reported:
 ``….value: Invalid value: null: does not match the registered <Target> schema: <Go's decoder
 text>``.
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from conversion import gotypes
 from domain.constants import (
     ANN_WORKLOAD_PROVIDER,
     GROVE_API_VERSION,
@@ -36,14 +35,17 @@ from domain.constants import (
     TARGET_PCS,
     TARGET_PCSG_CONFIG,
 )
-from validation import gotypes_grove
-from validation.errors import FieldError, Path, forbidden, go_quote, invalid, not_supported, required
+from gocompat import nodes, tables_grove
+from gocompat.decode import decode_error
+from gocompat.gotext import go_quote
+from gocompat.jsonvalue import json_type
+from validation.errors import FieldError, Path, forbidden, invalid, not_supported, required
 from validation.objects import JSON, is_inter_pod_gms_literal, is_multinode, string, uses_pcsg
 
 _OWNERSHIP: Final = "is Dynamo-owned or not enabled for provider override"
 _MISSING: Final = object()
 
-gotypes.register(gotypes_grove)
+nodes.register(tables_grove)
 # The Grove Go type each target's value decodes into (validateKnownGroveShape).
 _GROVE_TYPES: Final = {
     TARGET_PCS: "grove/core/v1alpha1.PodCliqueSet",
@@ -86,7 +88,7 @@ def _decode_object(raw: Any, path: str) -> tuple[JSON | None, tuple[str, str] | 
         return raw, None
     return None, (
         path,
-        f"must be a JSON object: json: cannot unmarshal {gotypes.json_kind(raw)} "
+        f"must be a JSON object: json: cannot unmarshal {json_type(raw, go=True)} "
         "into Go value of type map[string]json.RawMessage",
     )
 
@@ -122,7 +124,7 @@ def _known_grove_shape(target: str, value: JSON) -> str | None:
     grove_type = _GROVE_TYPES.get(target)
     if grove_type is None:
         return None
-    err = gotypes.decode_error(grove_type, value)
+    err = decode_error(grove_type, value)
     return None if err is None else f"does not match the registered {target} schema: {err}"
 
 

@@ -147,7 +147,7 @@ def _obj(name: str, **spec: Any) -> dict[str, Any]:
 
 
 def test_conversion_keeps_order_count_and_metadata(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(conversion, "convert", _fake_convert)
+    monkeypatch.setattr(kinds, "convert", _fake_convert)
     objects = [_obj(f"o{i}") for i in range(5)]
     out = post(client, "/convert", conversion_review(objects))
     assert out["apiVersion"] == "apiextensions.k8s.io/v1" and out["kind"] == "ConversionReview"
@@ -163,7 +163,7 @@ def test_conversion_keeps_order_count_and_metadata(client: TestClient, monkeypat
 
 
 def test_conversion_is_all_or_nothing(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(conversion, "convert", _fake_convert)
+    monkeypatch.setattr(kinds, "convert", _fake_convert)
     objects = [_obj("ok1"), _obj("bad", fail=True), _obj("ok2")]
     resp = post(client, "/convert", conversion_review(objects))["response"]
     assert resp["uid"] == "cuid"
@@ -177,7 +177,7 @@ def test_conversion_converter_crash_is_a_failure(client: TestClient, monkeypatch
     def crash(obj: dict[str, Any], desired: str) -> dict[str, Any]:
         raise KeyError("x")
 
-    monkeypatch.setattr(conversion, "convert", crash)
+    monkeypatch.setattr(kinds, "convert", crash)
     resp = post(client, "/convert", conversion_review([_obj("a")]))["response"]
     assert resp["result"]["status"] == "Failure"
     assert resp["result"]["message"].startswith("internal error occurred during conversion")

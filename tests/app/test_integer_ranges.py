@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from app.schema import first_type_error, skeleton_for
-from conversion import ConversionError, convert
+from conversion import ConversionError
+from kinds import convert
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
 
 A1 = "nvidia.com/v1alpha1"

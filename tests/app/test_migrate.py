@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-import conversion
+import kinds
 from app.cli import main
 from app.documents import Document
 from app.migrate import migrate
@@ -42,7 +42,7 @@ def test_multi_document_order_kept_and_others_untouched(tmp_path: Path, to: str,
                                         "DynamoComponentDeployment"]
     assert out[0] == cm and out[2] == model
     assert out[1]["apiVersion"] == to and out[3]["apiVersion"] == to
-    expected = conversion.convert(dgd, to) if dgd["apiVersion"] != to else dgd
+    expected = kinds.convert(dgd, to) if dgd["apiVersion"] != to else dgd
     assert out[1] == expected
 
 
@@ -57,7 +57,7 @@ def test_json_output_and_report(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_check_names_fields_that_do_not_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = conversion.convert
+    real = kinds.convert
 
     def lossy(obj: dict[str, Any], desired: str) -> dict[str, Any]:
         out = real(obj, desired)
@@ -67,7 +67,7 @@ def test_check_names_fields_that_do_not_round_trip(monkeypatch: pytest.MonkeyPat
                 svc.pop("replicas", None)
         return out
 
-    monkeypatch.setattr(conversion, "convert", lossy)
+    monkeypatch.setattr(kinds, "convert", lossy)
     body = yaml.safe_load((ROOT / "examples/manifests/dgd-agg-v1beta1.yaml").read_text())
     body["spec"]["backendFramework"] = "vllm"
     err = io.StringIO()

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-import conversion
 import kinds
 from app.schema import first_type_error, skeleton_for
 from domain.admission import AdmissionContext, AdmissionInput, Decision
@@ -100,7 +99,7 @@ def test_conversion_of_a_mistyped_object_fails_naming_object_and_field(
     def never(obj: dict[str, Any], desired: str) -> dict[str, Any]:
         raise AssertionError("a converter must not see an object that fails typed decoding")
 
-    monkeypatch.setattr(conversion, "convert", never)
+    monkeypatch.setattr(kinds, "convert", never)
     bad = dgd(components=[{"name": "w", "replicas": []}])
     out = client.post("/convert", content=json.dumps(conversion_review([bad], "nvidia.com/v1alpha1")),
                       headers=JSON_HEADERS).json()["response"]

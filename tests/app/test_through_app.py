@@ -15,7 +15,7 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
-import conversion
+import kinds
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,7 +113,7 @@ def test_conversion_batches(client: TestClient, count: int, desired: str) -> Non
         meta_src = {k: v for k, v in src["metadata"].items() if k not in ("labels", "annotations")}
         meta_dst = {k: v for k, v in dst["metadata"].items() if k not in ("labels", "annotations")}
         assert meta_src == meta_dst
-        expected = src if src["apiVersion"] == desired else conversion.convert(src, desired)
+        expected = src if src["apiVersion"] == desired else kinds.convert(src, desired)
         assert dst == expected
 
 

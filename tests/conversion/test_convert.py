@@ -1,13 +1,18 @@
-"""The ``conversion.convert`` contract: dispatch, pass-through, errors."""
+"""The ``kinds.convert`` contract: dispatch, pass-through, errors."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 import conversion
-from conversion import ConversionError, convert
+import kinds
+from conversion import ConversionError
+from conversion.hub import KindConverter, Spoke
+from kinds import convert
+from kinds.registry import Registry
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"
@@ -61,12 +66,19 @@ def test_invalid_requests(obj: Any, desired: str, match: str) -> None:
 
 
 def test_unexpected_exception_becomes_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conversion import dgd
-
     def boom(obj: dict[str, Any]) -> dict[str, Any]:
         raise KeyError("x")
 
-    monkeypatch.setattr(dgd, "alpha_to_beta", boom)
+    broken = KindConverter(
+        kind="DynamoGraphDeployment",
+        group="nvidia.com",
+        hub="v1beta1",
+        spokes={"v1alpha1": Spoke(to_hub=boom, from_hub=boom)},
+    )
+    registry = Registry()
+    for kind in kinds.REGISTRY:
+        registry.register(dataclasses.replace(kind, converter=broken) if kind.kind == "DynamoGraphDeployment" else kind)
+    monkeypatch.setattr(kinds, "REGISTRY", registry)
     with pytest.raises(ConversionError) as info:
         convert(_dgd(), BETA)
     assert str(info.value) == "internal error occurred during conversion"
@@ -80,4 +92,4 @@ def test_type_mismatch_in_live_object_is_reported() -> None:
 
 
 def test_public_names() -> None:
-    assert conversion.__all__ == ["ConversionError", "convert"]
+    assert conversion.__all__ == ["ConversionError"]

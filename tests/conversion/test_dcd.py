@@ -7,8 +7,9 @@ from typing import Any
 import orjson
 import pytest
 
-from conversion import ConversionError, convert
+from conversion import ConversionError
 from conversion.compare import normalize
+from kinds import convert
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"
@@ -142,7 +143,8 @@ def test_alpha_status_component_names_must_be_strings_like_dgd() -> None:
     """DGD and DCD share v1alpha1 ServiceReplicaStatus: ``componentNames`` is a list of strings."""
     import pytest
 
-    from conversion import ConversionError, convert
+    from conversion import ConversionError
+    from kinds import convert
 
     dcd = {
         "apiVersion": "nvidia.com/v1alpha1",

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conversion import dgdr
+from conversion.v1alpha1 import dgdr
+from domain.constants import ANN_DGDR_SPEC, ANN_DGDR_STATUS
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"
 KIND = "DynamoGraphDeploymentRequest"
-ANN_SPEC = "nvidia.com/dgdr-spec"
-ANN_STATUS = "nvidia.com/dgdr-status"
+ANN_SPEC = ANN_DGDR_SPEC
+ANN_STATUS = ANN_DGDR_STATUS
 
 Obj = dict[str, Any]
 
@@ -34,11 +35,11 @@ def beta(spec: Obj | None = None, status: Obj | None = None, anns: dict[str, str
 
 
 def a2b(spec: Obj | None = None, status: Obj | None = None, anns: dict[str, str] | None = None) -> Obj:
-    return dgdr.alpha_to_beta(alpha(spec, status, anns))
+    return dgdr.to_hub(alpha(spec, status, anns))
 
 
 def b2a(spec: Obj | None = None, status: Obj | None = None, anns: dict[str, str] | None = None) -> Obj:
-    return dgdr.beta_to_alpha(beta(spec, status, anns))
+    return dgdr.from_hub(beta(spec, status, anns))
 
 
 def anns(obj: Obj) -> dict[str, str]:

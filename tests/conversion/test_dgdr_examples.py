@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from conversion import convert, dgdr
 from conversion.compare import diff_paths, normalize
+from conversion.v1alpha1 import dgdr
+from kinds import convert
 from tests.conversion.test_dgdr_builders import ALPHA, BETA, a2b, anns, b2a, spec_payload, status_payload
 
 MANIFESTS = sorted(
@@ -53,7 +54,7 @@ def test_worked_example_projection_and_remainder() -> None:
     }
     assert status_payload(out) is None
 
-    back = dgdr.beta_to_alpha(out)
+    back = dgdr.from_hub(out)
     assert back["apiVersion"] == ALPHA
     assert back["metadata"] == {"name": "r", "namespace": "ns"}
     assert back["spec"]["profilingConfig"]["config"] == {"extra": 1, "sla": {"isl": 2048, "ttft": 500}}
@@ -75,7 +76,7 @@ def test_worked_example_resources_alone_need_no_payload() -> None:
         {"name": "profiler", "resources": {"limits": {"cpu": "2"}}}
     ]
     assert "annotations" not in out["metadata"]
-    back = dgdr.beta_to_alpha(out)
+    back = dgdr.from_hub(out)
     assert back["spec"]["profilingConfig"]["resources"] == {"limits": {"cpu": "2"}}
     assert "annotations" not in back["metadata"]
 
@@ -157,7 +158,7 @@ def test_example_alpha_spec_payload_keeps_other_containers_and_order() -> None:
             }
         },
     }
-    back = dgdr.alpha_to_beta(out)
+    back = dgdr.to_hub(out)
     assert back["spec"]["overrides"]["profilingJob"] == job
 
 

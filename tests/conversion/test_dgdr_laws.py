@@ -24,8 +24,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conversion import convert, dgdr
 from conversion.compare import diff_paths, normalize
+from conversion.v1alpha1 import dgdr
+from kinds import convert
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"
@@ -465,8 +466,8 @@ def _check_pure_and_deterministic(fn: Callable[[Obj], Obj], obj: Obj) -> Obj:
 
 @given(alpha_objects)
 def test_alpha_beta_alpha_identity(obj: Obj) -> None:
-    beta = _check_pure_and_deterministic(dgdr.alpha_to_beta, obj)
-    back = _check_pure_and_deterministic(dgdr.beta_to_alpha, beta)
+    beta = _check_pure_and_deterministic(dgdr.to_hub, obj)
+    back = _check_pure_and_deterministic(dgdr.from_hub, beta)
     assert_same(n(back), n(obj))
     # the dispatcher routes to the same functions
     assert convert(obj, BETA) == beta
@@ -475,8 +476,8 @@ def test_alpha_beta_alpha_identity(obj: Obj) -> None:
 
 @given(beta_objects)
 def test_beta_alpha_beta_identity(obj: Obj) -> None:
-    alpha = _check_pure_and_deterministic(dgdr.beta_to_alpha, obj)
-    back = _check_pure_and_deterministic(dgdr.alpha_to_beta, alpha)
+    alpha = _check_pure_and_deterministic(dgdr.from_hub, obj)
+    back = _check_pure_and_deterministic(dgdr.to_hub, alpha)
     assert_same(n(back), n(obj))
     assert convert(obj, ALPHA) == alpha
     assert convert(alpha, BETA) == back
@@ -636,17 +637,17 @@ def r_alpha_mutation(r: Random) -> Mutation:
 
 @given(alpha_objects, randoms.map(r_beta_mutation))
 def test_stale_payload_law_on_beta(obj: Obj, mutate: Mutation) -> None:
-    converted = dgdr.alpha_to_beta(obj)
+    converted = dgdr.to_hub(obj)
     mutated = copy.deepcopy(converted)
     mutate(mutated)
-    again = dgdr.alpha_to_beta(dgdr.beta_to_alpha(mutated))
+    again = dgdr.to_hub(dgdr.from_hub(mutated))
     assert_same(without_payloads(again), without_payloads(mutated))
 
 
 @given(beta_objects, randoms.map(r_alpha_mutation))
 def test_stale_payload_law_on_alpha(obj: Obj, mutate: Mutation) -> None:
-    converted = dgdr.beta_to_alpha(obj)
+    converted = dgdr.from_hub(obj)
     mutated = copy.deepcopy(converted)
     mutate(mutated)
-    again = dgdr.beta_to_alpha(dgdr.alpha_to_beta(mutated))
+    again = dgdr.from_hub(dgdr.to_hub(mutated))
     assert_same(without_payloads(again), without_payloads(mutated))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from conversion import ConversionError, convert, dgdr
+from conversion import ConversionError
+from conversion.v1alpha1 import dgdr
+from kinds import convert
 from tests.conversion.test_dgdr_builders import (
     ALPHA,
     ANN_SPEC,
@@ -91,7 +93,7 @@ def test_mocker_disabled_is_hub_only_and_restored_as_marker() -> None:
     out = b2a({"model": "m", "features": {"mocker": {}}})
     assert "useMocker" not in out["spec"]
     assert spec_payload(out) == {"model": "", "features": {"mocker": {}}}
-    back = dgdr.alpha_to_beta(out)
+    back = dgdr.to_hub(out)
     assert back["spec"]["features"] == {"mocker": {}}
 
 
@@ -120,7 +122,7 @@ def test_workers_image_becomes_image_when_profiler_image_empty_and_is_saved() ->
     out = a2b({"deploymentOverrides": {"workersImage": "w:1"}})
     assert out["spec"]["image"] == "w:1"
     assert spec_payload(out)["deploymentOverrides"] == {"workersImage": "w:1"}  # type: ignore[index]
-    back = dgdr.beta_to_alpha(out)
+    back = dgdr.from_hub(out)
     assert back["spec"]["deploymentOverrides"] == {"workersImage": "w:1"}
     assert back["spec"]["profilingConfig"]["profilerImage"] == "w:1"
 
@@ -138,7 +140,7 @@ def test_deployment_overrides_saved_and_restored() -> None:
     out = a2b({"deploymentOverrides": ovr})
     assert spec_payload(out)["deploymentOverrides"] == ovr  # type: ignore[index]
     assert "image" not in out["spec"]
-    assert dgdr.beta_to_alpha(out)["spec"]["deploymentOverrides"] == ovr
+    assert dgdr.from_hub(out)["spec"]["deploymentOverrides"] == ovr
 
 
 def test_empty_deployment_overrides_not_saved() -> None:
@@ -152,7 +154,7 @@ def test_empty_deployment_overrides_not_saved() -> None:
 def test_enable_gpu_discovery_saved_and_restored(value: bool) -> None:
     out = a2b({"enableGpuDiscovery": value})
     assert spec_payload(out)["enableGpuDiscovery"] is value  # type: ignore[index]
-    assert dgdr.beta_to_alpha(out)["spec"]["enableGpuDiscovery"] is value
+    assert dgdr.from_hub(out)["spec"]["enableGpuDiscovery"] is value
 
 
 # ---------------------------------------------------------------------- configMapRef
@@ -162,7 +164,7 @@ def test_config_map_ref_saved_and_restored() -> None:
     ref = {"name": "cfg", "key": "disagg.yaml"}
     out = a2b({"profilingConfig": {"configMapRef": ref}})
     assert spec_payload(out)["profilingConfig"]["configMapRef"] == ref  # type: ignore[index]
-    assert dgdr.beta_to_alpha(out)["spec"]["profilingConfig"]["configMapRef"] == ref
+    assert dgdr.from_hub(out)["spec"]["profilingConfig"]["configMapRef"] == ref
 
 
 # ------------------------------------------------------------------------- outputPVC
@@ -171,7 +173,7 @@ def test_config_map_ref_saved_and_restored() -> None:
 def test_output_pvc_saved_and_restored() -> None:
     out = a2b({"profilingConfig": {"outputPVC": "out"}})
     assert spec_payload(out)["profilingConfig"]["outputPVC"] == "out"  # type: ignore[index]
-    assert dgdr.beta_to_alpha(out)["spec"]["profilingConfig"]["outputPVC"] == "out"
+    assert dgdr.from_hub(out)["spec"]["profilingConfig"]["outputPVC"] == "out"
 
 
 # ------------------------------------------------------------ config → sla (ttft, itl, …)
@@ -281,13 +283,13 @@ def test_config_remainder_saved_and_merged_back() -> None:
         "sweep": {"useAiConfigurator": True},
         "sla": {"extra": "x"},
     }
-    assert dgdr.beta_to_alpha(out)["spec"]["profilingConfig"]["config"] == cfg
+    assert dgdr.from_hub(out)["spec"]["profilingConfig"]["config"] == cfg
 
 
 def test_explicit_empty_config_saved_as_empty_object() -> None:
     out = a2b({"profilingConfig": {"config": {}}})
     assert spec_payload(out)["profilingConfig"]["config"] == {}  # type: ignore[index]
-    assert dgdr.beta_to_alpha(out)["spec"]["profilingConfig"]["config"] == {}
+    assert dgdr.from_hub(out)["spec"]["profilingConfig"]["config"] == {}
 
 
 def test_stale_remainder_cannot_bring_back_projected_leaves() -> None:
@@ -341,7 +343,7 @@ def test_profiler_container_resources_project_to_alpha() -> None:
 def test_legacy_unnamed_profiler_is_read_but_not_renamed_live() -> None:
     job = {"template": {"spec": {"containers": [{"resources": {"limits": {"cpu": "1"}}}]}}}
     src = beta({"overrides": {"profilingJob": job}})
-    out = dgdr.beta_to_alpha(src)
+    out = dgdr.from_hub(src)
     assert out["spec"]["profilingConfig"]["resources"] == {"limits": {"cpu": "1"}}
     assert "name" not in src["spec"]["overrides"]["profilingJob"]["template"]["spec"]["containers"][0]
 
@@ -393,7 +395,7 @@ def test_profiling_job_hub_only_leaves_saved_and_restored() -> None:
     assert out["spec"]["profilingConfig"]["resources"] == {"limits": {"cpu": "1"}}
     saved = spec_payload(out)["overrides"]["profilingJob"]  # type: ignore[index]
     assert saved["backoffLimit"] == 2
-    back = dgdr.alpha_to_beta(out)
+    back = dgdr.to_hub(out)
     assert back["spec"]["overrides"]["profilingJob"] == job
 
 
@@ -408,7 +410,7 @@ def test_explicit_name_only_profiler_is_saved() -> None:
     assert spec_payload(out)["overrides"]["profilingJob"]["template"]["spec"]["containers"] == [  # type: ignore[index]
         {"name": "profiler", "resources": {}}
     ]
-    assert dgdr.alpha_to_beta(out)["spec"]["overrides"]["profilingJob"] == job
+    assert dgdr.to_hub(out)["spec"]["overrides"]["profilingJob"] == job
 
 
 def test_live_alpha_pod_fields_win_over_saved_job() -> None:
@@ -455,7 +457,7 @@ def test_overrides_dgd_saved_and_restored() -> None:
     }
     out = b2a({"overrides": {"dgd": dgd}})
     assert spec_payload(out)["overrides"] == {"dgd": dgd}  # type: ignore[index]
-    assert dgdr.alpha_to_beta(out)["spec"]["overrides"] == {"dgd": dgd}
+    assert dgdr.to_hub(out)["spec"]["overrides"] == {"dgd": dgd}
 
 
 # ------------------------------------------------------------------------- hardware
@@ -472,7 +474,7 @@ def test_hardware_saved_and_restored() -> None:
     }
     out = b2a({"hardware": hw})
     assert spec_payload(out)["hardware"] == hw  # type: ignore[index]
-    assert dgdr.alpha_to_beta(out)["spec"]["hardware"] == hw
+    assert dgdr.to_hub(out)["spec"]["hardware"] == hw
 
 
 # ------------------------------------------------------------- workload hub-only
@@ -481,7 +483,7 @@ def test_hardware_saved_and_restored() -> None:
 def test_workload_concurrency_request_rate_saved_and_restored() -> None:
     out = b2a({"workload": {"isl": 10, "concurrency": 16, "requestRate": 2.5}})
     assert spec_payload(out)["workload"] == {"concurrency": 16, "requestRate": 2.5}  # type: ignore[index]
-    assert dgdr.alpha_to_beta(out)["spec"]["workload"] == {"isl": 10, "concurrency": 16, "requestRate": 2.5}
+    assert dgdr.to_hub(out)["spec"]["workload"] == {"isl": 10, "concurrency": 16, "requestRate": 2.5}
 
 
 # --------------------------------------------------------------------- sla.e2eLatency
@@ -491,7 +493,7 @@ def test_sla_e2e_latency_saved_and_restored() -> None:
     out = b2a({"sla": {"ttft": 500.5, "e2eLatency": 3000}})
     assert spec_payload(out)["sla"] == {"e2eLatency": 3000}  # type: ignore[index]
     assert out["spec"]["profilingConfig"]["config"] == {"sla": {"ttft": 500.5}}
-    assert dgdr.alpha_to_beta(out)["spec"]["sla"] == {"ttft": 500.5, "e2eLatency": 3000}
+    assert dgdr.to_hub(out)["spec"]["sla"] == {"ttft": 500.5, "e2eLatency": 3000}
 
 
 # ---------------------------------------------------------------------- searchStrategy
@@ -500,7 +502,7 @@ def test_sla_e2e_latency_saved_and_restored() -> None:
 def test_search_strategy_saved_and_restored() -> None:
     out = b2a({"searchStrategy": "thorough"})
     assert spec_payload(out) == {"model": "", "searchStrategy": "thorough"}
-    assert dgdr.alpha_to_beta(out)["spec"]["searchStrategy"] == "thorough"
+    assert dgdr.to_hub(out)["spec"]["searchStrategy"] == "thorough"
 
 
 # ============================================================================== status
@@ -548,7 +550,7 @@ def test_phase_to_state(phase: str, state: str) -> None:
 def test_states_without_hub_phase_saved_and_restored() -> None:
     out = a2b({"model": "m"}, {"state": "Initializing"})
     assert status_payload(out) == {"state": "Initializing"}
-    assert dgdr.beta_to_alpha(out)["status"]["state"] == "Initializing"
+    assert dgdr.from_hub(out)["status"]["state"] == "Initializing"
 
 
 def test_deployed_phase_saved_and_restored() -> None:
@@ -556,7 +558,7 @@ def test_deployed_phase_saved_and_restored() -> None:
     assert out["status"]["state"] == "Ready"
     assert out["status"]["deployment"] == {"name": "d", "state": ""}
     assert status_payload(out) == {"phase": "Deployed", "dgdName": "d"}
-    assert dgdr.alpha_to_beta(out)["status"]["phase"] == "Deployed"
+    assert dgdr.to_hub(out)["status"]["phase"] == "Deployed"
 
 
 def test_deployed_phase_not_restored_for_another_dgd() -> None:
@@ -603,23 +605,23 @@ def test_deployment_details_saved_and_restored_while_name_matches() -> None:
     dep = {"name": "d", "namespace": "prod", "state": "initializing", "created": True}
     out = a2b({"model": "m"}, {"state": "Deploying", "deployment": dep})
     assert status_payload(out) == {"state": "Deploying", "deployment": dep}
-    assert dgdr.beta_to_alpha(out)["status"]["deployment"] == dep
+    assert dgdr.from_hub(out)["status"]["deployment"] == dep
     out["status"]["dgdName"] = "other"
-    assert dgdr.beta_to_alpha(out)["status"]["deployment"] == {"name": "other", "state": ""}
+    assert dgdr.from_hub(out)["status"]["deployment"] == {"name": "other", "state": ""}
 
 
 def test_deployment_deleted_state_restored_only_for_its_dgd() -> None:
     out = a2b({"model": "m"}, {"state": "DeploymentDeleted", "deployment": {"name": "d"}})
     assert out["status"]["phase"] == "Ready"
-    assert dgdr.beta_to_alpha(out)["status"]["state"] == "DeploymentDeleted"
+    assert dgdr.from_hub(out)["status"]["state"] == "DeploymentDeleted"
     out["status"]["dgdName"] = "e"
-    assert dgdr.beta_to_alpha(out)["status"]["state"] == "Ready"
+    assert dgdr.from_hub(out)["status"]["state"] == "Ready"
 
 
 def test_status_backend_and_profiling_results_saved_and_restored() -> None:
     out = a2b({"model": "m"}, {"backend": "vllm", "profilingResults": "configmap/x"})
     assert status_payload(out) == {"state": "", "backend": "vllm", "profilingResults": "configmap/x"}
-    back = dgdr.beta_to_alpha(out)
+    back = dgdr.from_hub(out)
     assert back["status"]["backend"] == "vllm"
     assert back["status"]["profilingResults"] == "configmap/x"
 
@@ -632,11 +634,11 @@ def test_profiling_phase_and_job_name_saved_while_profiling() -> None:
     assert "nvidia.com/dgdr-status" not in anns(
         b2a({"model": "m"}, {"phase": "Ready", "profilingPhase": "Done"})
     )
-    back = dgdr.alpha_to_beta(out)
+    back = dgdr.to_hub(out)
     assert back["status"]["profilingPhase"] == "SweepingDecode"
     assert back["status"]["profilingJobName"] == "j"
     out["status"]["state"] = "Failed"
-    assert "profilingPhase" not in dgdr.alpha_to_beta(out)["status"]
+    assert "profilingPhase" not in dgdr.to_hub(out)["status"]
 
 
 def test_pareto_saved_and_restored() -> None:
@@ -644,16 +646,16 @@ def test_pareto_saved_and_restored() -> None:
     out = b2a({"model": "m"}, {"profilingResults": {"pareto": pareto}})
     assert "generatedDeployment" not in out["status"]
     assert status_payload(out) == {"profilingResults": {"pareto": pareto}}
-    assert dgdr.alpha_to_beta(out)["status"]["profilingResults"] == {"pareto": pareto}
+    assert dgdr.to_hub(out)["status"]["profilingResults"] == {"pareto": pareto}
 
 
 def test_deployment_info_saved_and_restored_while_dgd_name_matches() -> None:
     info = {"replicas": 2, "availableReplicas": 1}
     out = b2a({"model": "m"}, {"phase": "Ready", "dgdName": "d", "deploymentInfo": info})
     assert status_payload(out) == {"dgdName": "d", "deploymentInfo": info}
-    assert dgdr.alpha_to_beta(out)["status"]["deploymentInfo"] == info
+    assert dgdr.to_hub(out)["status"]["deploymentInfo"] == info
     out["status"]["deployment"]["name"] = "e"
-    assert "deploymentInfo" not in dgdr.alpha_to_beta(out)["status"]
+    assert "deploymentInfo" not in dgdr.to_hub(out)["status"]
 
 
 # ================================================================ lossy shapes (upstream)
@@ -662,26 +664,26 @@ def test_deployment_info_saved_and_restored_while_dgd_name_matches() -> None:
 def test_workload_without_sla_comes_back_with_empty_sla() -> None:
     alpha = b2a({"model": "m", "workload": {"isl": 100}})
     assert alpha["spec"]["profilingConfig"]["config"] == {"sla": {"isl": 100}}
-    assert dgdr.alpha_to_beta(alpha)["spec"]["sla"] == {}
+    assert dgdr.to_hub(alpha)["spec"]["sla"] == {}
 
 
 def test_workers_image_alone_comes_back_as_profiler_image() -> None:
     beta = a2b({"model": "m", "deploymentOverrides": {"workersImage": "w:1"}})
-    back = dgdr.beta_to_alpha(beta)
+    back = dgdr.from_hub(beta)
     assert back["spec"]["profilingConfig"]["profilerImage"] == "w:1"
 
 
 def test_live_model_cache_replaces_saved_model_cache_object() -> None:
     beta = a2b({"profilingConfig": {"config": {"deployment": {"modelCache": {"pvcName": "p", "x": 1}}}}})
     assert spec_payload(beta)["profilingConfig"]["config"] == {"deployment": {"modelCache": {"x": 1}}}  # type: ignore[index]
-    back = dgdr.beta_to_alpha(beta)
+    back = dgdr.from_hub(beta)
     assert back["spec"]["profilingConfig"]["config"] == {"deployment": {"modelCache": {"pvcName": "p"}}}
 
 
 def test_empty_alpha_state_comes_back_pending() -> None:
     beta = a2b({"model": "m"}, {"state": ""})
     assert beta["status"]["phase"] == "Pending"
-    assert dgdr.beta_to_alpha(beta)["status"]["state"] == "Pending"
+    assert dgdr.from_hub(beta)["status"]["state"] == "Pending"
 
 
 def test_empty_alpha_resources_create_a_name_only_profiler() -> None:
@@ -689,7 +691,7 @@ def test_empty_alpha_resources_create_a_name_only_profiler() -> None:
     assert beta["spec"]["overrides"]["profilingJob"]["template"]["spec"]["containers"] == [
         {"name": "profiler"}
     ]
-    back = dgdr.beta_to_alpha(beta)
+    back = dgdr.from_hub(beta)
     assert "resources" not in back["spec"]["profilingConfig"]
     assert spec_payload(back)["overrides"]["profilingJob"]["template"]["spec"]["containers"] == [  # type: ignore[index]
         {"name": "profiler", "resources": {}}
@@ -713,7 +715,7 @@ def test_sole_profiler_dropped_from_saved_job_leaves_empty_container_list() -> N
     saved = spec_payload(alpha)["overrides"]["profilingJob"]  # type: ignore[index]
     assert saved["backoffLimit"] == 3
     assert saved["template"]["spec"]["containers"] == []
-    assert dgdr.alpha_to_beta(alpha)["spec"]["overrides"]["profilingJob"] == job
+    assert dgdr.to_hub(alpha)["spec"]["overrides"]["profilingJob"] == job
 
 
 def test_unnamed_live_container_saved_as_profiler() -> None:
@@ -795,7 +797,7 @@ def test_config_remainder_strips_exactly_the_projected_leaves(
     beta = a2b({"profilingConfig": {"config": config}})
     payload = spec_payload(beta)
     assert (payload["profilingConfig"]["config"] if payload else None) == remainder
-    back = dgdr.beta_to_alpha(beta)["spec"]["profilingConfig"]["config"]
+    back = dgdr.from_hub(beta)["spec"]["profilingConfig"]["config"]
     mc = config.get("deployment", {}).get("modelCache", {})  # type: ignore[attr-defined]
     if isinstance(mc.get("pvcName"), str) and mc.get("pvcName"):
         # the live modelCache replaces the whole object: its unprojectable keys do not come back
@@ -809,7 +811,7 @@ def test_config_numbers_travel_as_float64() -> None:
     beta = a2b({"profilingConfig": {"config": {"big": 12345678901234567891, "f": 2.50}}})
     remainder = spec_payload(beta)["profilingConfig"]["config"]  # type: ignore[index]
     assert remainder == {"big": float(12345678901234567891), "f": 2.5}
-    back = dgdr.beta_to_alpha(beta)["spec"]["profilingConfig"]["config"]
+    back = dgdr.from_hub(beta)["spec"]["profilingConfig"]["config"]
     assert back == {"big": 12345678901234567168, "f": 2.5}
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conversion import dgdr
+from conversion.v1alpha1 import dgdr
 from tests.conversion.test_dgdr_builders import (
     ANN_SPEC,
     ANN_STATUS,
@@ -53,7 +53,7 @@ def test_metadata_deep_copied() -> None:
     src["metadata"]["labels"] = {"l": "v"}
     src["metadata"]["ownerReferences"] = [{"name": "o", "uid": "u"}]
     before = copy.deepcopy(src)
-    out = dgdr.alpha_to_beta(src)
+    out = dgdr.to_hub(src)
     assert out["metadata"] == before["metadata"]
     out["metadata"]["labels"]["l"] = "changed"
     out["metadata"]["ownerReferences"][0]["name"] = "changed"
@@ -61,9 +61,9 @@ def test_metadata_deep_copied() -> None:
 
 
 def test_beta_root_always_has_metadata() -> None:
-    out = dgdr.alpha_to_beta({"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploymentRequest"})
+    out = dgdr.to_hub({"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploymentRequest"})
     assert out["metadata"] == {}
-    back = dgdr.beta_to_alpha({"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeploymentRequest"})
+    back = dgdr.from_hub({"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeploymentRequest"})
     assert back["metadata"] == {}
     assert back["spec"] == {
         "model": "",
@@ -208,7 +208,7 @@ def test_input_objects_are_never_mutated() -> None:
         anns={ANN_SPEC: envelope({"profilingConfig": {"config": {"sla": {"a": 1}}}})},
     )
     before_b = copy.deepcopy(src_b)
-    dgdr.beta_to_alpha(src_b)
+    dgdr.from_hub(src_b)
     assert src_b == before_b
     src_a = alpha(
         {"profilingConfig": {"config": {"sla": {"ttft": 1, "x": 2}}, "resources": {"limits": {"cpu": "1"}}}},
@@ -220,7 +220,7 @@ def test_input_objects_are_never_mutated() -> None:
         },
     )
     before_a = copy.deepcopy(src_a)
-    dgdr.alpha_to_beta(src_a)
+    dgdr.to_hub(src_a)
     assert src_a == before_a
 
 

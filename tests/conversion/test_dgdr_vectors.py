@@ -1,6 +1,6 @@
 """Verified DGDR vectors (expected values produced by the pinned upstream converter).
 
-Each vector is checked through the module functions and through the ``conversion.convert``
+Each vector is checked through the module functions and through the ``kinds.convert``
 dispatcher, compared under ``conversion.compare.normalize``; metadata is compared the way the
 apiserver uses a conversion answer (only labels and annotations are taken from it).
 """
@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from conversion import ConversionError, convert, dgdr
+from conversion import ConversionError
+from conversion.v1alpha1 import dgdr
+from kinds import convert
 from tests.conversion.vector_helpers import assert_same, load_vectors
 
 VECTORS: list[dict[str, Any]] = load_vectors("dgdr_vectors.jsonl")
@@ -20,7 +22,7 @@ BETA = "nvidia.com/v1beta1"
 
 
 def direct(obj: dict[str, Any], desired: str) -> dict[str, Any]:
-    return dgdr.alpha_to_beta(obj) if desired == BETA else dgdr.beta_to_alpha(obj)
+    return dgdr.to_hub(obj) if desired == BETA else dgdr.from_hub(obj)
 
 
 def test_fixture_covers_both_directions_and_round_trips() -> None:

@@ -13,8 +13,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conversion import convert, dgdsa
 from conversion.compare import diff_paths, normalize
+from conversion.v1alpha1 import dgdsa
+from kinds import convert
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"
@@ -84,9 +85,9 @@ def _pure(fn: Any, obj: Obj) -> Obj:
 
 @given(alpha_objects)
 def test_alpha_beta_alpha_identity(obj: Obj) -> None:
-    beta = _pure(dgdsa.alpha_to_beta, obj)
+    beta = _pure(dgdsa.to_hub, obj)
     assert beta["spec"]["dgdRef"]["componentName"] == obj["spec"]["dgdRef"]["serviceName"]
-    back = _pure(dgdsa.beta_to_alpha, beta)
+    back = _pure(dgdsa.from_hub, beta)
     assert_same(back, obj)
     assert back["metadata"] == obj["metadata"]
     assert convert(obj, BETA) == beta
@@ -94,9 +95,9 @@ def test_alpha_beta_alpha_identity(obj: Obj) -> None:
 
 @given(beta_objects)
 def test_beta_alpha_beta_identity(obj: Obj) -> None:
-    alpha = _pure(dgdsa.beta_to_alpha, obj)
+    alpha = _pure(dgdsa.from_hub, obj)
     assert alpha["spec"]["dgdRef"]["serviceName"] == obj["spec"]["dgdRef"]["componentName"]
-    back = _pure(dgdsa.alpha_to_beta, alpha)
+    back = _pure(dgdsa.to_hub, alpha)
     assert_same(back, obj)
     assert back["metadata"] == obj["metadata"]
     assert convert(obj, ALPHA) == alpha
@@ -106,12 +107,12 @@ def test_beta_alpha_beta_identity(obj: Obj) -> None:
     alpha_objects, st.sampled_from(["replicas", "name", "componentName", "status"]), names, st.integers(1, 99)
 )
 def test_mutation_of_converted_object_survives(obj: Obj, field: str, text: str, number: int) -> None:
-    mutated = copy.deepcopy(dgdsa.alpha_to_beta(obj))
+    mutated = copy.deepcopy(dgdsa.to_hub(obj))
     if field == "replicas":
         mutated["spec"]["replicas"] = number
     elif field in ("name", "componentName"):
         mutated["spec"]["dgdRef"][field] = text + "-x"
     else:
         mutated["status"] = {"replicas": number, "selector": text}
-    again = dgdsa.alpha_to_beta(dgdsa.beta_to_alpha(mutated))
+    again = dgdsa.to_hub(dgdsa.from_hub(mutated))
     assert_same(again, mutated)

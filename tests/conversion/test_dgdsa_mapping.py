@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from conversion import dgdsa
+from conversion.v1alpha1 import dgdsa
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"
@@ -25,7 +25,7 @@ def _obj(version: str, spec: dict[str, Any], status: dict[str, Any] | None = Non
 
 
 def test_worked_example_alpha_to_beta() -> None:
-    out = dgdsa.alpha_to_beta(
+    out = dgdsa.to_hub(
         _obj(
             ALPHA,
             {"replicas": 3, "dgdRef": {"name": "g", "serviceName": "decode"}},
@@ -42,7 +42,7 @@ def test_worked_example_alpha_to_beta() -> None:
 
 
 def test_worked_example_beta_to_alpha() -> None:
-    out = dgdsa.beta_to_alpha(
+    out = dgdsa.from_hub(
         _obj(
             BETA,
             {"replicas": 3, "dgdRef": {"name": "g", "componentName": "decode"}},
@@ -59,51 +59,51 @@ def test_worked_example_beta_to_alpha() -> None:
 
 
 def test_spec_replicas_native_both_directions() -> None:
-    assert dgdsa.alpha_to_beta(_obj(ALPHA, {"replicas": 7}))["spec"]["replicas"] == 7
-    assert dgdsa.beta_to_alpha(_obj(BETA, {"replicas": 7}))["spec"]["replicas"] == 7
+    assert dgdsa.to_hub(_obj(ALPHA, {"replicas": 7}))["spec"]["replicas"] == 7
+    assert dgdsa.from_hub(_obj(BETA, {"replicas": 7}))["spec"]["replicas"] == 7
     # replicas is not omitempty in either version
-    assert dgdsa.alpha_to_beta(_obj(ALPHA, {}))["spec"]["replicas"] == 0
-    assert dgdsa.beta_to_alpha(_obj(BETA, {}))["spec"]["replicas"] == 0
+    assert dgdsa.to_hub(_obj(ALPHA, {}))["spec"]["replicas"] == 0
+    assert dgdsa.from_hub(_obj(BETA, {}))["spec"]["replicas"] == 0
 
 
 def test_dgd_ref_name_native_both_directions() -> None:
-    assert dgdsa.alpha_to_beta(_obj(ALPHA, {"dgdRef": {"name": "g"}}))["spec"]["dgdRef"] == {
+    assert dgdsa.to_hub(_obj(ALPHA, {"dgdRef": {"name": "g"}}))["spec"]["dgdRef"] == {
         "name": "g",
         "componentName": "",
     }
-    assert dgdsa.beta_to_alpha(_obj(BETA, {"dgdRef": {"name": "g"}}))["spec"]["dgdRef"] == {
+    assert dgdsa.from_hub(_obj(BETA, {"dgdRef": {"name": "g"}}))["spec"]["dgdRef"] == {
         "name": "g",
         "serviceName": "",
     }
 
 
 def test_service_name_renamed_to_component_name() -> None:
-    out = dgdsa.alpha_to_beta(_obj(ALPHA, {"dgdRef": {"name": "g", "serviceName": "VllmDecodeWorker"}}))
+    out = dgdsa.to_hub(_obj(ALPHA, {"dgdRef": {"name": "g", "serviceName": "VllmDecodeWorker"}}))
     assert out["spec"]["dgdRef"] == {"name": "g", "componentName": "VllmDecodeWorker"}
 
 
 def test_component_name_renamed_to_service_name() -> None:
-    out = dgdsa.beta_to_alpha(_obj(BETA, {"dgdRef": {"name": "g", "componentName": "prefill"}}))
+    out = dgdsa.from_hub(_obj(BETA, {"dgdRef": {"name": "g", "componentName": "prefill"}}))
     assert out["spec"]["dgdRef"] == {"name": "g", "serviceName": "prefill"}
 
 
 def test_status_replicas_zero_written_on_beta_omitted_on_alpha() -> None:
-    assert dgdsa.alpha_to_beta(_obj(ALPHA, {}))["status"] == {"replicas": 0}
-    assert dgdsa.beta_to_alpha(_obj(BETA, {}, {"replicas": 0}))["status"] == {}
-    assert dgdsa.beta_to_alpha(_obj(BETA, {}, {"replicas": 4}))["status"] == {"replicas": 4}
+    assert dgdsa.to_hub(_obj(ALPHA, {}))["status"] == {"replicas": 0}
+    assert dgdsa.from_hub(_obj(BETA, {}, {"replicas": 0}))["status"] == {}
+    assert dgdsa.from_hub(_obj(BETA, {}, {"replicas": 4}))["status"] == {"replicas": 4}
 
 
 def test_status_selector_native_both_directions() -> None:
-    assert dgdsa.alpha_to_beta(_obj(ALPHA, {}, {"selector": "app=x"}))["status"]["selector"] == "app=x"
-    assert dgdsa.beta_to_alpha(_obj(BETA, {}, {"selector": "app=y"}))["status"]["selector"] == "app=y"
+    assert dgdsa.to_hub(_obj(ALPHA, {}, {"selector": "app=x"}))["status"]["selector"] == "app=x"
+    assert dgdsa.from_hub(_obj(BETA, {}, {"selector": "app=y"}))["status"]["selector"] == "app=y"
 
 
 def test_status_last_scale_time_native_and_printed_in_utc() -> None:
     t = "2026-01-01T00:00:00Z"
-    assert dgdsa.alpha_to_beta(_obj(ALPHA, {}, {"lastScaleTime": t}))["status"]["lastScaleTime"] == t
-    assert dgdsa.beta_to_alpha(_obj(BETA, {}, {"lastScaleTime": t}))["status"]["lastScaleTime"] == t
+    assert dgdsa.to_hub(_obj(ALPHA, {}, {"lastScaleTime": t}))["status"]["lastScaleTime"] == t
+    assert dgdsa.from_hub(_obj(BETA, {}, {"lastScaleTime": t}))["status"]["lastScaleTime"] == t
     # metav1.Time marshals as RFC 3339 in UTC with whole seconds
-    offset = dgdsa.beta_to_alpha(_obj(BETA, {}, {"lastScaleTime": "2026-01-01T02:30:00.5+02:00"}))
+    offset = dgdsa.from_hub(_obj(BETA, {}, {"lastScaleTime": "2026-01-01T02:30:00.5+02:00"}))
     assert offset["status"]["lastScaleTime"] == "2026-01-01T00:30:00Z"
 
 
@@ -111,7 +111,7 @@ def test_metadata_copied_verbatim_including_conversion_like_annotations() -> Non
     src = _obj(ALPHA, {"replicas": 1})
     src["metadata"]["annotations"] = {"nvidia.com/dgd-spec": "{}", "x": "y"}
     src["metadata"]["labels"] = {"a": "b"}
-    out = dgdsa.alpha_to_beta(src)
+    out = dgdsa.to_hub(src)
     assert out["metadata"] == src["metadata"]
     assert out["metadata"] is not src["metadata"]
 
@@ -120,7 +120,7 @@ def test_input_not_mutated_and_output_independent() -> None:
     src = _obj(BETA, {"replicas": 1, "dgdRef": {"name": "g", "componentName": "c"}}, {"replicas": 1})
     src["metadata"]["labels"] = {"a": "b"}
     before = copy.deepcopy(src)
-    out = dgdsa.beta_to_alpha(src)
+    out = dgdsa.from_hub(src)
     assert src == before
     out["metadata"]["labels"]["a"] = "changed"
     assert src == before

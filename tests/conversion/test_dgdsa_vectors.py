@@ -1,4 +1,4 @@
-"""Verified DGDSA vectors, through the module functions and the ``conversion.convert`` dispatcher."""
+"""Verified DGDSA vectors, through the module functions and the ``kinds.convert`` dispatcher."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from conversion import convert, dgdsa
+from conversion.v1alpha1 import dgdsa
+from kinds import convert
 from tests.conversion.vector_helpers import assert_same, load_vectors
 
 VECTORS: list[dict[str, Any]] = load_vectors("dgdsa_vectors.jsonl")
@@ -15,7 +16,7 @@ BETA = "nvidia.com/v1beta1"
 
 
 def direct(obj: dict[str, Any], desired: str) -> dict[str, Any]:
-    return dgdsa.alpha_to_beta(obj) if desired == BETA else dgdsa.beta_to_alpha(obj)
+    return dgdsa.to_hub(obj) if desired == BETA else dgdsa.from_hub(obj)
 
 
 def test_fixture_size() -> None:

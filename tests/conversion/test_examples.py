@@ -6,8 +6,8 @@ from typing import Any
 
 import orjson
 
-from conversion import convert
 from conversion.compare import diff_paths, normalize
+from kinds import convert
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"

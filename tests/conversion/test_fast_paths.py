@@ -6,21 +6,14 @@ import copy
 from typing import Any
 
 import orjson
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conversion import component as comp
-from conversion import gotypes
-from conversion.payloads import Field, GoTypeError, ListOf, MapOf, Ptr, Struct, decode, decode_struct
-from conversion.podtemplate import (
-    CONTAINER,
-    MAIN,
-    RESOURCES,
-    container_is_empty,
-    deep_copy,
-    merge_override,
-)
+from conversion.podtemplate import CONTAINER, RESOURCES, container_is_empty, merge_override
+from conversion.v1alpha1.component import schemas, template
+from domain.constants import MAIN_CONTAINER as MAIN
+from gocompat import view as goview
+from gocompat.jsonvalue import deep_copy
 from tests.conversion.strategies import alpha_component, container
 
 J = dict[str, Any]
@@ -40,10 +33,10 @@ LAW = settings(max_examples=300, deadline=None, suppress_health_check=[HealthChe
 @LAW
 @given(container(st.sampled_from(["main", "", "side"])))
 def test_typed_view_is_idempotent_and_semantically_equal(c: J) -> None:
-    typed = gotypes.view(CONTAINER, c)
-    assert gotypes.view(CONTAINER, typed) == typed
-    assert gotypes.equal(CONTAINER, c, typed)
-    assert gotypes.is_zero(CONTAINER, typed, skip="name") == container_is_empty(c)
+    typed = goview.view(CONTAINER, c)
+    assert goview.view(CONTAINER, typed) == typed
+    assert goview.equal(CONTAINER, c, typed)
+    assert goview.is_zero(CONTAINER, typed, skip="name") == container_is_empty(c)
 
 
 _LIST = st.sampled_from([{}, {"cpu": "0"}, {"cpu": "1"}])
@@ -56,8 +49,8 @@ RESOURCE_FIELDS = st.fixed_dictionaries(
 @given(RESOURCE_FIELDS, st.sampled_from(["limits", "claims", "zz"]))
 def test_is_zero_ignores_only_the_skipped_field(d: J, skip: str) -> None:
     rest = {k: v for k, v in d.items() if k != skip}
-    assert gotypes.is_zero(RESOURCES, d, skip=skip) == gotypes.is_zero(RESOURCES, rest)
-    assert gotypes.is_zero(RESOURCES, d) == all(not v for v in d.values())
+    assert goview.is_zero(RESOURCES, d, skip=skip) == goview.is_zero(RESOURCES, rest)
+    assert goview.is_zero(RESOURCES, d) == all(not v for v in d.values())
 
 
 @LAW
@@ -100,16 +93,16 @@ def test_semantic_main_matches_the_projection_on_dedicated_fields(svc: J, main: 
     if main is not None:
         main.pop("name")
         svc.setdefault("extraPodSpec", {})["mainContainer"] = main
-    typed = comp.canon_alpha_shared(svc)
+    typed = schemas.canon_alpha_shared(svc)
     before = orjson.dumps(typed)
-    tpl = comp.build_pod_template(copy.deepcopy(typed), True)
+    tpl = template.build_pod_template(copy.deepcopy(typed), True)
     assert tpl is not None
     full = next(c for c in tpl["spec"]["containers"] if c["name"] == MAIN)
-    fast = comp._semantic_main(typed)
-    for k in comp._DEDICATED_MAIN_FIELDS:
+    fast = template.semantic_main(typed)
+    for k in template._DEDICATED_MAIN_FIELDS:
         assert fast.get(k) == full.get(k), k
     assert orjson.dumps(typed) == before
-    projected = comp.build_pod_template(typed, True, copy_values=False)
+    projected = template.build_pod_template(typed, True, copy_values=False)
     assert orjson.dumps(projected) == orjson.dumps(tpl)
     assert orjson.dumps(typed) == before
 
@@ -118,78 +111,3 @@ def test_container_is_empty_follows_semantic_absence() -> None:
     assert container_is_empty({"name": "x", "env": [], "resources": {"limits": {}}, "image": ""})
     assert not container_is_empty({"name": "x", "securityContext": {"privileged": False}})
     assert not container_is_empty({"resources": {"limits": {"cpu": "0"}}})
-
-
-INNER = Struct((Field("size", "quantity"), Field("flag", "bool", False)))
-SCHEMA = Struct(
-    (
-        Field("name", "string"),
-        Field("count", Ptr("int")),
-        Field("n", "int"),
-        Field("ratio", "float"),
-        Field("inner", Ptr(INNER)),
-        Field("items", ListOf(INNER)),
-        Field("byName", MapOf("string")),
-        Field("labels", "stringmap"),
-        Field("raw", "any"),
-    )
-)
-
-
-def test_compiled_decoder_keeps_go_decoding_rules() -> None:
-    got = decode_struct(
-        {
-            "NAME": "a",
-            "name": "b",
-            "count": 0,
-            "n": 0,
-            "ratio": 0.0,
-            "inner": {"size": " 1000m ", "flag": False},
-            "items": [None, {"Size": 2}],
-            "byname": {"x": None, "y": "z"},
-            "labels": {"k": None},
-            "raw": 0,
-            "unknown": 1,
-        },
-        SCHEMA,
-    )
-    assert orjson.dumps(got) == orjson.dumps(
-        {
-            "name": "b",
-            "count": 0,
-            "inner": {"size": "1", "flag": False},
-            "items": [None, {"size": "2"}],
-            "byName": {"x": None, "y": "z"},
-            "labels": {"k": ""},
-        }
-    )
-    # null removes an earlier case-folded match and the later key goes last.
-    assert list(decode_struct({"name": "a", "n": 1, "Name": None, "NAME": "c"}, SCHEMA)) == ["n", "name"]
-
-
-@pytest.mark.parametrize(
-    ("value", "message"),
-    [
-        ({"name": 1}, "json: cannot unmarshal number into Go struct field name of type string"),
-        ({"n": True}, "json: cannot unmarshal bool into Go struct field n of type int"),
-        ({"ratio": "1"}, "json: cannot unmarshal string into Go struct field ratio of type float64"),
-        ({"inner": []}, "json: cannot unmarshal array into Go struct field inner of type struct"),
-        ({"inner": {"size": "x"}}, "quantities must match the regular expression: size"),
-        ({"items": [{"flag": 1}]}, "json: cannot unmarshal number into Go struct field flag of type bool"),
-        ({"byName": {"a": 1}}, "json: cannot unmarshal number into Go struct field byName of type string"),
-        (
-            {"labels": []},
-            "json: cannot unmarshal array into Go struct field labels of type map[string]string",
-        ),
-    ],
-)
-def test_compiled_decoder_errors_name_the_field(value: J, message: str) -> None:
-    with pytest.raises(GoTypeError) as info:
-        decode(value, SCHEMA, "spec")
-    assert str(info.value) == message
-
-
-def test_decode_reports_the_given_path_for_a_top_level_mismatch() -> None:
-    with pytest.raises(GoTypeError) as info:
-        decode("x", SCHEMA, "spec")
-    assert str(info.value) == "json: cannot unmarshal string into Go struct field spec of type struct"

@@ -9,9 +9,11 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conversion import convert, dcd, dgd
 from conversion.compare import diff_paths, normalize
-from conversion.payloads import decode, encode
+from conversion.v1alpha1 import dcd, dgd
+from gocompat.decoding import decode
+from gocompat.encoding import encode
+from kinds import convert
 from tests.conversion.strategies import ALPHA, BETA, alpha_dcd, alpha_dgd, beta_dcd, beta_dgd
 
 J = dict[str, Any]

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from conversion import convert
 from conversion.compare import diff_paths, normalize
+from kinds import convert
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 MANIFESTS = sorted((FIXTURES / "conversion" / "manifests").glob("*.yaml"))

@@ -18,8 +18,9 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conversion import convert, dgd
-from conversion.payloads import encode
+from conversion.v1alpha1 import dgd
+from gocompat.encoding import encode
+from kinds import convert
 from tests.conversion.strategies import ALPHA, BETA, alpha_dcd, alpha_dgd, beta_dcd, beta_dgd
 from tests.conversion.support import load_vectors
 from tests.conversion.test_dgdr_laws import alpha_objects as alpha_dgdr

@@ -9,18 +9,14 @@ import pytest
 
 from conversion.errors import ConversionError
 from conversion.payloads import (
-    Field,
-    ListOf,
-    MapOf,
-    Ptr,
-    Struct,
-    decode,
     delete_annotation,
     read_spec_payload,
     read_status_payload,
     scrub,
     write_spec_payload,
 )
+from gocompat.decoding import decode
+from gocompat.typed import Field, ListOf, MapOf, Ptr, Struct
 
 ITEM = Struct((Field("name", "string"), Field("size", "quantity"), Field("create", Ptr("bool"))))
 SPEC = Struct(

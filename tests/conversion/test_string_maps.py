@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from conversion import convert
+from kinds import convert
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from conversion import ConversionError, convert
+from conversion import ConversionError
 from conversion.compare import diff_paths, normalize
+from kinds import convert
 from tests.conversion.support import load_vectors
 
 VECTORS = load_vectors("vectors_dgd.jsonl") + load_vectors("vectors_dcd.jsonl")

@@ -15,7 +15,6 @@ import jsonpatch
 import jsonpointer
 import pytest
 
-import conversion
 import kinds
 from conversion.errors import ConversionError
 from domain.admission import AdmissionContext, AdmissionSettings
@@ -38,7 +37,7 @@ VECTORS = [v for kind in KINDS for v in load(kind) if v["webhook"] == "mutating"
 
 def converts(obj: dict[str, Any]) -> bool:
     try:
-        conversion.convert(obj, "nvidia.com/v1beta1")
+        kinds.convert(obj, "nvidia.com/v1beta1")
     except ConversionError:
         return False
     return True

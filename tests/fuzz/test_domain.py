@@ -34,7 +34,7 @@ GATES = st.builds(
 def test_conversion_raises_only_conversion_error(obj: dict[str, Any], desired: str) -> None:
     before = copy.deepcopy(obj)
     try:
-        out = conversion.convert(obj, desired)
+        out = kinds.convert(obj, desired)
     except conversion.ConversionError:
         return
     finally:

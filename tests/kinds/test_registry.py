@@ -38,9 +38,9 @@ def test_registering_a_kind_twice_is_an_error() -> None:
 
 def test_a_webhook_path_belongs_to_one_kind() -> None:
     registry = Registry()
-    registry.register(Kind("A", "as", webhooks=(WebhookPath("/validate-a", "validate"),)))
+    registry.register(Kind("A", "as", webhooks=(WebhookPath("/validate-a", "validate", "v1beta1"),)))
     with pytest.raises(ValueError, match="already registered"):
-        registry.register(Kind("B", "bs", webhooks=(WebhookPath("/validate-a", "validate"),)))
+        registry.register(Kind("B", "bs", webhooks=(WebhookPath("/validate-a", "validate", "v1beta1"),)))
 
 
 def test_inconsistent_entries_are_refused() -> None:
@@ -83,5 +83,33 @@ def test_every_webhook_has_its_handler() -> None:
                 assert kind.validator is not None, hook.path
             else:
                 assert kind.defaulter is not None or kind.mutator is not None, hook.path
-            if hook.guard_version is not None:
-                assert kind.gvk_guard and hook.guard_version in kind.served, hook.path
+            assert hook.version in kind.served, hook.path
+            if hook.guarded:
+                assert kind.gvk_guard, hook.path
+
+
+def test_deploy_registers_every_named_webhook_as_the_registry_says() -> None:
+    """Each webhook the registry names is in deploy/base with its path, version, resource and
+    matchPolicy, and deploy/ registers no other."""
+    deploy = Path(__file__).resolve().parents[2] / "deploy" / "base" / "webhook-configurations.yaml"
+    registered = {}
+    for config in yaml.safe_load_all(deploy.read_text()):
+        if not config:
+            continue
+        for hook in config["webhooks"]:
+            (rule,) = hook["rules"]
+            registered[hook["name"]] = (
+                "mutate" if config["kind"] == "MutatingWebhookConfiguration" else "validate",
+                hook["clientConfig"]["service"]["path"],
+                tuple(rule["apiGroups"]),
+                tuple(rule["apiVersions"]),
+                tuple(rule["resources"]),
+                hook.get("matchPolicy") == "Exact",
+            )
+    expected = {
+        hook.name: (hook.type, hook.path, (kind.group,), (hook.version,), (kind.plural,), hook.exact)
+        for kind in kinds.REGISTRY
+        for hook in kind.webhooks
+        if hook.name
+    }
+    assert registered == expected

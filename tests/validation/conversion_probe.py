@@ -6,7 +6,8 @@ import functools
 
 import pytest
 
-from conversion import ConversionError, convert
+from conversion import ConversionError
+from kinds import convert
 
 
 @functools.cache

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import conversion
+import kinds
 from conversion.errors import ConversionError
 from domain.admission import AdmissionContext, AdmissionSettings, Decision, Operation
 from tests.admission_helpers import make_input
@@ -501,7 +502,7 @@ def alpha(spec: dict[str, Any], state: str | None = None) -> dict[str, Any]:
 
 def alpha_run(operation: Operation, new: dict[str, Any], old: dict[str, Any] | None = None) -> Decision:
     try:
-        conversion.convert(new, HUB)
+        kinds.convert(new, HUB)
     except ConversionError:
         pytest.skip("v1alpha1 DGDR conversion is not available")
     return dgdr.validate(make_input(ALPHA, KIND, operation, new, old), AdmissionContext(AdmissionSettings()))
@@ -531,7 +532,7 @@ def test_v1alpha1_hub_only_fields_from_the_preservation_annotation() -> None:
     # Stored hub-only fields (searchStrategy, hardware) travel in the v1alpha1 object's
     # preservation annotation; the rules see them after conversion.
     hub = obj(base(backend="auto", searchStrategy="thorough", hardware={"gpuSku": "h100_sxm"}))
-    as_alpha = conversion.convert(hub, ALPHA)
+    as_alpha = kinds.convert(hub, ALPHA)
     assert as_alpha["spec"].get("searchStrategy") is None
     assert alpha_run("CREATE", as_alpha).message == PREFIX + SEARCH
     d = dgdr.validate(make_input(ALPHA, KIND, "CREATE", as_alpha), AdmissionContext(NO_DISCOVERY))
@@ -561,7 +562,7 @@ def test_conversion_failure_is_a_bad_request(monkeypatch: pytest.MonkeyPatch) ->
     def broken(obj: dict[str, Any], desired: str) -> dict[str, Any]:
         raise ConversionError("cannot convert")
 
-    monkeypatch.setattr(dgdr.conversion, "convert", broken)
+    monkeypatch.setattr(dgdr, "dgdr_conversion", SimpleNamespace(CONVERTER=SimpleNamespace(convert=broken)))
     d = dgdr.validate(make_input(ALPHA, KIND, "CREATE", alpha({"model": "m"})), AdmissionContext())
     assert d.status == {"code": 400, "message": "cannot convert"}
     # Hub objects never go through the converter.

@@ -9,7 +9,6 @@ import jsonpatch
 import pytest
 import yaml
 
-import conversion
 import kinds
 from conversion.errors import ConversionError
 from domain.admission import AdmissionContext, AdmissionSettings, Decision, Operation
@@ -65,7 +64,7 @@ def test_v1beta1_dgdr_planner_example_locked_once_deployed() -> None:
 def alpha_dgdr() -> dict[str, Any]:
     obj = manifest("v1alpha1/DynamoGraphDeploymentRequest/sla-online__profiler-profile_sla_dgdr.yaml")
     try:
-        conversion.convert(obj, "nvidia.com/v1beta1")
+        kinds.convert(obj, "nvidia.com/v1beta1")
     except ConversionError:
         pytest.skip("v1alpha1 DGDR conversion is not available")
     return obj

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import conversion
+import kinds
 from conversion.errors import ConversionError
 from domain.admission import AdmissionContext, AdmissionSettings
 from tests.admission_helpers import make_input
@@ -29,7 +29,7 @@ VECTORS = [v for kind in VALIDATORS for v in load(kind) if v["webhook"] == "vali
 
 def converts(obj: dict[str, Any]) -> bool:
     try:
-        conversion.convert(obj, "nvidia.com/v1beta1")
+        kinds.convert(obj, "nvidia.com/v1beta1")
     except ConversionError:
         return False
     return True

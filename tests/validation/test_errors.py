@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import json
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,7 +11,6 @@ from validation.errors import (
     aggregate_message,
     duplicate,
     forbidden,
-    go_quote,
     invalid,
     invalid_decision,
     not_supported,
@@ -109,21 +106,6 @@ def test_gvk_message() -> None:
 
 
 @pytest.mark.parametrize(
-    ("s", "q"),
-    [
-        ("abc", '"abc"'),
-        ("a\nb", '"a\\nb"'),
-        ("\x00", '"\\x00"'),
-        ("é", '"é"'),
-        ("\u200b", '"\\u200b"'),
-        ("\\", '"\\\\"'),
-    ],
-)
-def test_go_quote(s: str, q: str) -> None:
-    assert go_quote(s) == q
-
-
-@pytest.mark.parametrize(
     ("v", "r"),
     [
         (1e21, "1e+21"),
@@ -137,12 +119,6 @@ def test_go_quote(s: str, q: str) -> None:
 )
 def test_go_float(v: float, r: str) -> None:
     assert render_value(v) == r
-
-
-@given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126)))
-def test_go_quote_ascii_matches_json(s: str) -> None:
-    # For printable ASCII Go's %q and JSON string escaping coincide.
-    assert go_quote(s) == json.dumps(s)
 
 
 @given(st.lists(st.text(min_size=1, max_size=3), min_size=1, max_size=6))

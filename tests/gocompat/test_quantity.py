@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conversion.quantity import canonical, parse_quantity
+from gocompat.quantity import canonical, parse_quantity
 
 # (input, canonical output) pairs from apimachinery's quantity_test.go
 # (TestQuantityString alternates, TestQuantityParseEmit, TestJSONWhitespace) and the spec.

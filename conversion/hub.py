@@ -1,0 +1,109 @@
+"""Hub-and-spoke conversion of one kind.
+
+Every version of a kind converts to and from one hub version; a spoke version converts to another
+spoke through the hub. A :class:`KindConverter` names the kind, its API group, its hub version and
+its spokes; :func:`convert` is the one conversion of any object of the kind to any of its
+versions (a new dict; the input is never mutated).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from conversion.errors import ConversionError
+from gocompat.jsonvalue import deep_copy
+
+__all__ = ["INTERNAL_ERROR", "KindConverter", "Spoke", "convert", "require_object", "unsupported"]
+
+Obj = dict[str, Any]
+# Upstream's text when a converter panics; the original exception is kept as __cause__.
+INTERNAL_ERROR = "internal error occurred during conversion"
+
+
+@dataclass(frozen=True)
+class Spoke:
+    """The conversions of one spoke version: whole object in, new object out (the input is
+    never mutated)."""
+
+    to_hub: Callable[[Obj], Obj]
+    from_hub: Callable[[Obj], Obj]
+
+
+@dataclass(frozen=True)
+class KindConverter:
+    """The versions of one kind: ``hub`` and ``spokes`` are version names (``"v1beta1"``)."""
+
+    kind: str
+    group: str
+    hub: str
+    spokes: Mapping[str, Spoke]
+
+    @functools.cached_property
+    def api_versions(self) -> tuple[str, ...]:
+        """Every ``group/version`` of the kind: the spokes in their order, then the hub."""
+        return tuple(f"{self.group}/{v}" for v in (*self.spokes, self.hub))
+
+    @functools.cached_property
+    def hub_api_version(self) -> str:
+        return f"{self.group}/{self.hub}"
+
+    def convert(self, obj: Obj, desired_api_version: str) -> Obj:
+        """:func:`convert` with this converter."""
+        return convert(self, obj, desired_api_version)
+
+
+def require_object(obj: Any) -> Obj:
+    """``obj`` itself, when it is a JSON object."""
+    if not isinstance(obj, dict):
+        raise ConversionError(f"cannot convert a {type(obj).__name__}: expected a JSON object")
+    return obj
+
+
+def unsupported(kind: Any, desired_api_version: str, api_versions: tuple[str, ...]) -> ConversionError:
+    """The error for an object whose kind has no converter (``api_versions``: those supported)."""
+    if desired_api_version not in api_versions:
+        return ConversionError(
+            f"unsupported desired apiVersion {desired_api_version!r} for kind {kind!r}"
+            f" (supported: {', '.join(api_versions)})"
+        )
+    return ConversionError(f"unsupported kind {kind!r} for conversion to {desired_api_version}")
+
+
+def convert(converter: KindConverter, obj: Obj, desired_api_version: str) -> Obj:
+    """Convert one object of ``converter.kind`` to ``desired_api_version`` (a new dict).
+
+    Raises :class:`ConversionError` with the review failure message; an unexpected exception in
+    a spoke becomes :data:`INTERNAL_ERROR` (the exception kept as ``__cause__``).
+    """
+    kind = require_object(obj).get("kind")
+    version = obj.get("apiVersion")
+    api_versions = converter.api_versions
+    if desired_api_version not in api_versions or kind != converter.kind:
+        raise unsupported(kind, desired_api_version, api_versions)
+    if version not in api_versions:
+        raise ConversionError(
+            f"unsupported apiVersion {version!r} for kind {kind} (supported: {', '.join(api_versions)})"
+        )
+    if version == desired_api_version:
+        # The apiserver never sends such objects; they pass through unchanged.
+        return deep_copy(obj)  # type: ignore[no-any-return]
+    hub = converter.hub_api_version
+    try:
+        out = obj
+        if version != hub:
+            out = converter.spokes[version.rpartition("/")[2]].to_hub(out)
+            if desired_api_version != hub:
+                out["apiVersion"] = hub
+                out["kind"] = kind
+        if desired_api_version != hub:
+            out = converter.spokes[desired_api_version.rpartition("/")[2]].from_hub(out)
+    except ConversionError:
+        raise
+    except Exception as exc:
+        raise ConversionError(INTERNAL_ERROR) from exc
+    out["apiVersion"] = desired_api_version
+    out["kind"] = kind
+    return out
