@@ -19,6 +19,7 @@ import functools
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -87,19 +88,25 @@ def measure(
     return result
 
 
-def _cpu_per_call(prepare: Callable[[], Any], call: Callable[[Any], object], budget: float) -> float:
-    """Mean process CPU time of ``call(prepare())`` in ms, ``prepare`` not counted, over about
-    ``budget`` seconds of CPU (after a few warm-up calls)."""
+def _cpu_per_call(
+    prepare: Callable[[], Any], call: Callable[[Any], object], budget: float, rounds: int = 5
+) -> float:
+    """Process CPU time of ``call(prepare())`` in ms, ``prepare`` not counted: the median of
+    ``rounds`` rounds' means, over about ``budget`` seconds of CPU in all (after a few warm-up
+    calls). The median of rounds keeps a burst of other load on a shared machine out of it."""
     for _ in range(3):
         call(prepare())
-    n, spent = 0, 0.0
-    while spent < budget or n < 3:
-        arg = prepare()
-        start = time.process_time()
-        call(arg)
-        spent += time.process_time() - start
-        n += 1
-    return spent / n * 1000
+    means = []
+    for _ in range(rounds):
+        n, spent = 0, 0.0
+        while spent < budget / rounds or n < 2:
+            arg = prepare()
+            start = time.process_time()
+            call(arg)
+            spent += time.process_time() - start
+            n += 1
+        means.append(spent / n * 1000)
+    return statistics.median(means)
 
 
 def inprocess(scenarios: list[Scenario], budget: float, quick: bool) -> dict[str, Any]:

@@ -226,7 +226,7 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
             "",
             "## In process",
             "",
-            "CPU time per review, no HTTP (mean over the run).",
+            "CPU time per review, no HTTP (median of five rounds' means).",
             "",
             "| scenario | body KiB | JSON decode ms | dispatch ms | dispatch ms per object |",
             "|---|---:|---:|---:|---:|",
