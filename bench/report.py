@@ -72,7 +72,7 @@ def verdicts(results: dict[str, Any], rows: list[dict[str, Any]]) -> list[tuple[
         wanted = f">= {sc.target:.0%}" + (f" ({sc.target_note})" if sc.target_note else "")
         for label, key in (("req/s", "rps_ratio"), ("CPU per request", "cpu_ratio")):
             got = row[key]
-            out.append((f"{sc.title}: throughput vs echo ({label})", wanted, f"{got:.0%}", got >= sc.target))
+            out.append((f"{sc.title}: throughput vs echo ({label})", wanted, f"{got:.1%}", got >= sc.target))
         if sc.p99_target:
             factor, slack = TARGETS["p99_factor"], TARGETS["p99_slack_ms"]
             wanted = f"<= {factor:g}x echo p99 + {slack:g} ms"
