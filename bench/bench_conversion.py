@@ -1,93 +1,34 @@
 """Conversion micro-benchmark: ms per object, per kind and direction (in process).
 
-Run with ``python -m bench.bench_conversion``. Inputs are typical objects: a disaggregated
-DGD with four components (frontend, planner, prefill and decode workers) and a worker DCD.
+Run with ``python -m bench.bench_conversion [--quick]``. Inputs are typical stored objects
+built from the upstream manifests (:mod:`bench.payloads`): the v1alpha1 DGD and DGDR fixtures,
+and the DCDs and scaling adapters the operator makes for the services of those DGDs, each with
+cluster metadata (uid, resourceVersion, managedFields) and a status. v1alpha1 → v1beta1 converts
+those; v1beta1 → v1alpha1 converts their migrated forms (v1beta1 with the payload annotation),
+as a cluster holds them after a migration. The figure is the mean over each kind's objects.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable
 from typing import Any
 
-from kinds import convert
+import kinds
+from bench import payloads
 
-ALPHA = "nvidia.com/v1alpha1"
-BETA = "nvidia.com/v1beta1"
-
-
-def _worker(sub: str, gpus: str) -> dict[str, Any]:
-    return {
-        "componentType": "worker",
-        "subComponentType": sub,
-        "replicas": 2,
-        "envFromSecret": "hf-token-secret",
-        "resources": {"limits": {"gpu": gpus, "memory": "40Gi"}, "requests": {"cpu": "8", "memory": "32Gi"}},
-        "sharedMemory": {"size": "16Gi"},
-        "volumeMounts": [{"name": "model-cache", "mountPoint": "/cache", "useAsCompilationCache": True}],
-        "extraPodSpec": {
-            "nodeSelector": {"nvidia.com/gpu.product": "H100"},
-            "mainContainer": {
-                "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0",
-                "command": ["python3", "-m", "dynamo.vllm"],
-                "args": ["--model", "Qwen/Qwen3-0.6B", f"--is-{sub}-worker"],
-                "workingDir": "/workspace",
-                "env": [{"name": "NCCL_DEBUG", "value": "WARN"}],
-            },
-        },
-    }
+ALPHA = payloads.ALPHA
+BETA = payloads.BETA
 
 
-DGD_ALPHA: dict[str, Any] = {
-    "apiVersion": ALPHA,
-    "kind": "DynamoGraphDeployment",
-    "metadata": {"name": "llm", "namespace": "prod", "labels": {"team": "ml"}},
-    "spec": {
-        "backendFramework": "vllm",
-        "envs": [{"name": "LOG_LEVEL", "value": "info"}],
-        "pvcs": [
-            {"create": True, "name": "model-cache", "size": "100Gi", "volumeAccessMode": "ReadWriteMany"}
-        ],
-        "services": {
-            "Frontend": {
-                "componentType": "frontend",
-                "replicas": 1,
-                "extraPodSpec": {"mainContainer": {"image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"}},
-                "readinessProbe": {"httpGet": {"path": "/health", "port": 8000}, "periodSeconds": 10},
-            },
-            "Planner": {"componentType": "planner", "replicas": 1, "dynamoNamespace": "llm"},
-            "VllmPrefillWorker": _worker("prefill", "1"),
-            "VllmDecodeWorker": _worker("decode", "2"),
-        },
-    },
-    "status": {
-        "state": "successful",
-        "services": {
-            "Frontend": {
-                "componentKind": "Deployment",
-                "componentName": "llm-frontend",
-                "replicas": 1,
-                "updatedReplicas": 1,
-            }
-        },
-    },
-}
-
-DCD_ALPHA: dict[str, Any] = {
-    "apiVersion": ALPHA,
-    "kind": "DynamoComponentDeployment",
-    "metadata": {"name": "llm-decode", "namespace": "prod"},
-    "spec": {"backendFramework": "vllm", "serviceName": "VllmDecodeWorker", **_worker("decode", "2")},
-}
-
-
-def _time(fn: Callable[[], Any], rounds: int = 25, round_s: float = 0.08) -> float:
+def _time(fn: Callable[[], Any], rounds: int, round_s: float) -> float:
     """Best of ``rounds`` rounds of process CPU time (the machine is shared), in ms per call.
 
     Many short rounds make it likely that at least one runs without a neighbour competing
     for the caches and the core.
     """
-    for _ in range(50):
+    for _ in range(20):
         fn()
     best = float("inf")
     for _ in range(rounds):
@@ -103,18 +44,46 @@ def _time(fn: Callable[[], Any], rounds: int = 25, round_s: float = 0.08) -> flo
     return best
 
 
-def main() -> None:
-    dgd_beta = convert(DGD_ALPHA, BETA)
-    dcd_beta = convert(DCD_ALPHA, BETA)
-    rows = [
-        ("DynamoGraphDeployment", "v1alpha1->v1beta1", lambda: convert(DGD_ALPHA, BETA)),
-        ("DynamoGraphDeployment", "v1beta1->v1alpha1", lambda: convert(dgd_beta, ALPHA)),
-        ("DynamoComponentDeployment", "v1alpha1->v1beta1", lambda: convert(DCD_ALPHA, BETA)),
-        ("DynamoComponentDeployment", "v1beta1->v1alpha1", lambda: convert(dcd_beta, ALPHA)),
-    ]
-    print(f"{'kind':<28} {'direction':<20} ms/object")
-    for kind, direction, fn in rows:
-        print(f"{kind:<28} {direction:<20} {_time(fn):.4f}")
+def cases() -> list[tuple[str, str, list[dict[str, Any]], str]]:
+    """(kind, direction, objects, desired apiVersion) for every convertible kind, both ways."""
+    out = []
+    for kind, build in payloads.STORED_ALPHA.items():
+        alpha = build()
+        beta = [payloads.migrated(obj) for obj in alpha]
+        out.append((kind, "v1alpha1->v1beta1", alpha, BETA))
+        out.append((kind, "v1beta1->v1alpha1", beta, ALPHA))
+    return out
+
+
+def measure(rounds: int = 25, round_s: float = 0.08) -> list[dict[str, Any]]:
+    """One row per kind and direction: ``ms_per_object`` over that kind's typical objects."""
+    rows = []
+    for kind, direction, objects, desired in cases():
+
+        def convert_all(objects: list[dict[str, Any]] = objects, desired: str = desired) -> None:
+            for obj in objects:
+                kinds.convert(obj, desired)
+
+        per_call = _time(convert_all, rounds, round_s)
+        rows.append(
+            {
+                "kind": kind,
+                "direction": direction,
+                "objects": len(objects),
+                "ms_per_object": per_call / len(objects),
+            }
+        )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.bench_conversion", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
+    args = parser.parse_args(argv)
+    rows = measure(5, 0.04) if args.quick else measure()
+    print(f"{'kind':<36} {'direction':<20} {'objects':>7} ms/object")
+    for row in rows:
+        print(f"{row['kind']:<36} {row['direction']:<20} {row['objects']:>7} {row['ms_per_object']:.4f}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 the load generator drives one scenario, and prints the share of samples per area::
 
     pip install py-spy
-    python -m bench.profile validate      # or mutate, dgdr, convert500
+    python -m bench.profile validate-migrated   # or any scenario of bench/scenarios.py
 
 Each sample is charged to the first area (in the order below) found on its stack.
 """
@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 
 from bench import payloads
-from bench.__main__ import SCENARIOS
 from bench.harness import ensure_certs, finish_loadgen, run_loadgen, start_loadgen, start_webhook, write_spec
+from bench.scenarios import SCENARIOS
 
 AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("schema type check (app/schema.py)", ("app/schema.py",)),

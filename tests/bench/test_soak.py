@@ -47,8 +47,8 @@ def server(certs: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -
 def bodies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     work = tmp_path_factory.mktemp("bodies")
     return {
-        "update": payloads.dump(payloads.dgd_update(), work / "update.json"),
-        "create": payloads.dump(payloads.dgd_create(), work / "create.json"),
+        "update": payloads.dump(payloads.dgd_migrated_update(), work / "update.json"),
+        "create": payloads.dump(payloads.dgd_migrated_create(), work / "create.json"),
         "dgdr": payloads.dump(payloads.dgdr_create(), work / "dgdr.json"),
         "convert": payloads.dump(payloads.conversion_review(10), work / "convert.json"),
     }

@@ -51,23 +51,30 @@ def test_requests_spread_and_metrics_total(multi: tuple[ServerProcess, Path, int
     srv, metrics_dir, metrics_port = multi
     ca_file = certs[1]
     workers = worker_pids(srv.pid)
-    statuses = _send(srv, ca_file, REQUESTS)
-    assert statuses == [200] * REQUESTS
-    per_pid = requests_by_pid(metrics_dir, "/validate")
-    served = {pid: n for pid, n in per_pid.items() if pid in workers and n > 0}
+    # The kernel hands each connection to whichever worker accepts first; on a loaded machine
+    # one worker can take a whole batch, so batches are sent until both have answered.
+    sent = 0
+    for _ in range(10):
+        statuses = _send(srv, ca_file, REQUESTS)
+        assert statuses == [200] * REQUESTS
+        sent += REQUESTS
+        per_pid = requests_by_pid(metrics_dir, "/validate")
+        served = {pid: n for pid, n in per_pid.items() if pid in workers and n > 0}
+        if len(served) == 2:
+            break
     assert len(served) == 2, (per_pid, workers)
-    assert sum(per_pid.values()) == REQUESTS
+    assert sum(per_pid.values()) == sent
     labels = {"webhook": "/validate", "code": "200"}
     name = "controller_runtime_webhook_requests_total"
     for _ in range(4):  # /metrics answered by whichever worker takes the connection: all agree
         status, text = get(f"https://127.0.0.1:{srv.port}/metrics", ca_file)
         assert status == 200
-        assert metric(text.decode(), name, labels) == REQUESTS
+        assert metric(text.decode(), name, labels) == sent
     status, text = get(f"http://127.0.0.1:{metrics_port}/metrics")
     assert status == 200
-    assert metric(text.decode(), name, labels) == REQUESTS
+    assert metric(text.decode(), name, labels) == sent
     assert metric(text.decode(), "dynamo_webhook_admission_reviews_total",
-                  {"webhook": "/validate", "allowed": "true"}) == REQUESTS
+                  {"webhook": "/validate", "allowed": "true"}) == sent
     # Live gauge summed over workers: nothing in flight now.
     assert metric(text.decode(), "controller_runtime_webhook_requests_in_flight", {"webhook": "/validate"}) == 0
 

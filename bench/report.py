@@ -1,0 +1,260 @@
+"""The benchmark's report: per-scenario rows against echo, the targets, ``report.md`` and the chart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.scenarios import SCENARIOS, TARGETS, Scenario
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b else 0.0
+
+
+def _latency(entry: dict[str, Any]) -> dict[str, Any]:
+    return dict(entry.get("open") or entry.get("single") or {})
+
+
+def build_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per scenario measured: the webhook's figures beside echo's."""
+    rows = []
+    inprocess = results.get("inprocess", {}).get("scenarios", {})
+    for sc in SCENARIOS:
+        entry = results["scenarios"].get(sc.name)
+        if entry is None:
+            continue
+        web, echo = entry["webhook"], entry["echo"]
+        wc, ec = web["closed"], echo["closed"]
+        wl, el = _latency(web), _latency(echo)
+        dispatch = inprocess.get(sc.name, {}).get("dispatch_ms")
+        row: dict[str, Any] = {
+            "scenario": sc.title,
+            "name": sc.name,
+            "objects": sc.objects,
+            "rps": wc["rps"],
+            "echo_rps": ec["rps"],
+            "rps_ratio": ratio(wc["rps"], ec["rps"]),
+            "p50": wc["p50_ms"],
+            "p99": wc["p99_ms"],
+            "echo_p50": ec["p50_ms"],
+            "echo_p99": ec["p99_ms"],
+            "cpu_ms": wc["cpu_ms_per_request"],
+            "echo_cpu_ms": ec["cpu_ms_per_request"],
+            "cpu_ratio": ratio(ec["cpu_ms_per_request"], wc["cpu_ms_per_request"]),
+            "dispatch_ms": dispatch,
+            "overhead_ms": wc["cpu_ms_per_request"] - dispatch if dispatch is not None else None,
+            "errors": wc["errors"] + wl.get("errors", 0),
+            "echo_errors": ec["errors"] + el.get("errors", 0),
+            "lat_mode": "open" if "open" in web else "single",
+            "lat_p50": wl.get("p50_ms", 0.0),
+            "lat_p99": wl.get("p99_ms", 0.0),
+            "echo_lat_p50": el.get("p50_ms", 0.0),
+            "echo_lat_p99": el.get("p99_ms", 0.0),
+        }
+        rows.append(row)
+    return rows
+
+
+def _p99_limit(echo_p99: float) -> float:
+    return TARGETS["p99_factor"] * echo_p99 + TARGETS["p99_slack_ms"]
+
+
+def verdicts(results: dict[str, Any], rows: list[dict[str, Any]]) -> list[tuple[str, str, str, bool]]:
+    """(target, wanted, measured, met) for every target whose figures were measured."""
+    out: list[tuple[str, str, str, bool]] = []
+    by = {r["name"]: r for r in rows}
+    scenarios: dict[str, Scenario] = {sc.name: sc for sc in SCENARIOS}
+    for name, row in by.items():
+        sc = scenarios[name]
+        if sc.target is None:
+            continue
+        wanted = f">= {sc.target:.0%}" + (f" ({sc.target_note})" if sc.target_note else "")
+        for label, key in (("req/s", "rps_ratio"), ("CPU per request", "cpu_ratio")):
+            got = row[key]
+            out.append((f"{sc.title}: throughput vs echo ({label})", wanted, f"{got:.1%}", got >= sc.target))
+        if sc.p99_target:
+            factor, slack = TARGETS["p99_factor"], TARGETS["p99_slack_ms"]
+            wanted = f"<= {factor:g}x echo p99 + {slack:g} ms"
+            for label, got, echo_p99 in (
+                ("closed loop", row["p99"], row["echo_p99"]),
+                (f"open loop, {sc.rate:g} req/s", row["lat_p99"], row["echo_lat_p99"]),
+            ):
+                limit = _p99_limit(echo_p99)
+                out.append(
+                    (
+                        f"{sc.title}: p99 ({label})",
+                        wanted,
+                        f"{got:.2f} ms (limit {limit:.2f} ms)",
+                        got <= limit,
+                    )
+                )
+    limit = TARGETS["conversion_ms_per_object"]
+    for conv in results.get("inprocess", {}).get("conversion", []):
+        got = conv["ms_per_object"]
+        out.append(
+            (
+                f"conversion per object, {conv['kind']} {conv['direction']} (in process)",
+                f"<= {limit:g} ms",
+                f"{got:.3f} ms",
+                got <= limit,
+            )
+        )
+    limit = TARGETS["conversion_review_ms_per_object"]
+    for name, row in by.items():
+        n = row["objects"]
+        if not n:
+            continue
+        direction = name.removeprefix("convert-to-")
+        for label, got in (
+            ("p50 latency, one review at a time", row["lat_p50"] / n),
+            ("CPU", row["cpu_ms"] / n),
+        ):
+            out.append(
+                (
+                    f"{n}-object ConversionReview to {direction} over HTTPS, per object ({label})",
+                    f"<= {limit:g} ms",
+                    f"{got:.3f} ms",
+                    got <= limit,
+                )
+            )
+    if "rss" in results:
+        got = results["rss"]["webhook_steady_mib"]
+        out.append(
+            ("webhook RSS, steady (end of run)", f"<= {TARGETS['rss_mib']:g} MiB", f"{got:.1f} MiB", got <= TARGETS["rss_mib"])
+        )
+    return out
+
+
+def _ms(value: float | None) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+def table(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| scenario | webhook req/s | echo req/s | ratio | CPU ms/req (echo) | CPU ratio | in-process dispatch ms "
+        "| HTTP+logging ms | p50 ms (echo) | p99 ms (echo) | latency mode: p50 / p99 ms (echo p99) | errors (echo) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    for r in rows:
+        mode = f"{r['lat_mode']}: {r['lat_p50']:.2f} / {r['lat_p99']:.2f} ({r['echo_lat_p99']:.2f})"
+        lines.append(
+            f"| {r['scenario']} | {r['rps']:.0f} | {r['echo_rps']:.0f} | {r['rps_ratio']:.2f} | "
+            f"{r['cpu_ms']:.3f} ({r['echo_cpu_ms']:.3f}) | {r['cpu_ratio']:.2f} | {_ms(r['dispatch_ms'])} | "
+            f"{_ms(r['overhead_ms'])} | {r['p50']:.2f} ({r['echo_p50']:.2f}) | {r['p99']:.2f} ({r['echo_p99']:.2f}) | "
+            f"{mode} | {r['errors']} ({r['echo_errors']}) |"
+        )
+    if "rss" in results:
+        rss = results["rss"]
+        lines.append("")
+        lines.append(
+            f"RSS: webhook steady {rss['webhook_steady_mib']:.1f} MiB (max {rss['webhook_max_mib']:.1f}; "
+            f"{rss['webhook_before_conversion_mib']:.1f} before the ConversionReviews), "
+            f"echo steady {rss['echo_steady_mib']:.1f} MiB (ratio {rss['ratio']:.2f})"
+        )
+    return "\n".join(lines)
+
+
+def chart(rows: list[dict[str, Any]], path: Path) -> bool:
+    """Webhook beside echo per scenario: throughput, p99 and CPU per request (log scales)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, axes = plt.subplots(1, 3, figsize=(18, 5.5))
+    names = [r["name"] for r in rows]
+    x = list(range(len(rows)))
+    w = 0.38
+    panels = (
+        ("rps", "echo_rps", "requests/s (closed loop)", "Throughput, one process", "rps_ratio"),
+        ("p99", "echo_p99", "ms", "p99 latency (closed loop)", None),
+        ("cpu_ms", "echo_cpu_ms", "CPU ms per request", "CPU time per request", "cpu_ratio"),
+    )
+    for ax, (web_key, echo_key, ylabel, title, ratio_key) in zip(axes, panels, strict=True):
+        ax.bar([i - w / 2 for i in x], [r[web_key] for r in rows], w, label="dynamo-webhook")
+        ax.bar([i + w / 2 for i in x], [r[echo_key] for r in rows], w, label="echo (Starlette+orjson)")
+        ax.set_xticks(x, names, rotation=35, ha="right", fontsize=8)
+        ax.set_yscale("log")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        if ratio_key:
+            for i, r in enumerate(rows):
+                ax.annotate(
+                    f"{r[ratio_key]:.0%}", (i - w / 2, r[web_key]), ha="center", va="bottom", fontsize=7
+                )
+        ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_chart: bool) -> str:
+    v = verdicts(results, rows)
+    meta = results["meta"]
+    lines = [
+        "# dynamo-webhook benchmark",
+        "",
+        f"Run {meta['date']} on {meta['machine']} ({meta['cpus']} CPUs, load average at start "
+        f"{meta['loadavg_start']}), Python {meta['python']}. Command: `{meta['command']}`.",
+        "",
+        f"One process each, TLS, keep-alive HTTP/1.1; closed loop for {meta['duration']:g} s per scenario "
+        f"(16 connections; 2 for conversion), then latency either open loop at a fixed rate "
+        f"(8 connections) or one request at a time (conversion) for {meta['latency_duration']:g} s. "
+        f"The reviews are built from the upstream manifests with cluster metadata (managedFields, status); "
+        f"migrated objects are v1alpha1 manifests converted to v1beta1, carrying the payload annotation. "
+        f"The webhook runs as deployed (log level info: one JSON log line per review). "
+        f'"CPU ratio" is echo CPU time per request over the webhook\'s: the throughput ratio the two would '
+        f"reach with a core each, independent of other load on the machine. \"In-process dispatch\" is the "
+        f"CPU time of `review_admission` / `review_conversion` on the decoded review; \"HTTP+logging\" is the "
+        f"rest of the webhook's CPU per request (TLS, HTTP, JSON decode, metrics, the log line).",
+        "",
+        table(results, rows),
+        "",
+        "## Targets",
+        "",
+        "| target | wanted | measured | met |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {name} | {want} | {got} | {'yes' if ok else '**no**'} |" for name, want, got, ok in v]
+    ip = results.get("inprocess", {})
+    if ip.get("scenarios"):
+        lines += [
+            "",
+            "## In process",
+            "",
+            "CPU time per review, no HTTP (median of five rounds' means).",
+            "",
+            "| scenario | body KiB | JSON decode ms | dispatch ms | dispatch ms per object |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for sc in SCENARIOS:
+            t = ip["scenarios"].get(sc.name)
+            if t is None:
+                continue
+            per_object = f"{t['dispatch_ms'] / sc.objects:.4f}" if sc.objects else ""
+            lines.append(
+                f"| {sc.title} | {t['body_kib']:.1f} | {t['decode_ms']:.4f} | {t['dispatch_ms']:.4f} | {per_object} |"
+            )
+    if ip.get("conversion"):
+        lines += [
+            "",
+            "Conversion per object (`kinds.convert`, best of rounds, typical stored objects built from the "
+            "fixtures; v1beta1 → v1alpha1 converts their migrated forms):",
+            "",
+            "| kind | direction | objects | ms per object |",
+            "|---|---|---:|---:|",
+        ]
+        lines += [
+            f"| {c['kind']} | {c['direction']} | {c['objects']} | {c['ms_per_object']:.4f} |" for c in ip["conversion"]
+        ]
+    for module, text in results.get("domain_benches", {}).items():
+        lines += ["", f"`python -m {module}`:", "", "```", text, "```"]
+    if has_chart:
+        lines += ["", "![throughput, p99 and CPU per request](throughput.png)"]
+    text = "\n".join(lines) + "\n"
+    (out / "report.md").write_text(text)
+    return text

@@ -1,0 +1,146 @@
+"""The benchmark's reviews are answered as intended (in process, no server): a scenario that
+measured refusals or failed conversions would measure the wrong thing."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+import kinds
+from bench import bench_conversion, payloads
+from bench.report import build_rows, chart, report, verdicts
+from bench.scenarios import SCENARIOS, TARGETS, Scenario, dispatcher
+
+PAYLOAD_ANNOTATION = "nvidia.com/dgd-spec"
+
+
+def _annotations(obj: dict[str, Any]) -> dict[str, Any]:
+    return dict((obj.get("metadata") or {}).get("annotations") or {})
+
+
+@pytest.mark.parametrize("sc", SCENARIOS, ids=lambda sc: sc.name)
+def test_every_scenario_review_is_answered_as_wanted(sc: Scenario) -> None:
+    # Through JSON, as the server receives it.
+    doc = orjson.loads(orjson.dumps(sc.build()))
+    outcome = dispatcher(sc)(doc)
+    answer = orjson.loads(outcome.body)
+    assert outcome.allowed, outcome.message
+    assert outcome.code == 200
+    assert sc.expect.encode() in outcome.body
+    if sc.objects:
+        assert len(answer["response"]["convertedObjects"]) == sc.objects
+        desired = doc["request"]["desiredAPIVersion"]
+        assert {o["apiVersion"] for o in answer["response"]["convertedObjects"]} == {desired}
+    else:
+        assert answer["response"]["allowed"] is True
+
+
+def test_objects_have_the_form_their_scenario_names() -> None:
+    migrated = payloads.dgd_migrated_update()["request"]
+    assert PAYLOAD_ANNOTATION in _annotations(migrated["object"])
+    assert PAYLOAD_ANNOTATION in _annotations(migrated["oldObject"])
+    assert migrated["kind"]["version"] == "v1beta1"
+    assert migrated["object"]["spec"] != migrated["oldObject"]["spec"]
+    assert migrated["object"]["metadata"]["managedFields"]
+
+    native = payloads.dgd_native_update()["request"]
+    assert PAYLOAD_ANNOTATION not in _annotations(native["object"])
+
+    alpha = payloads.dgd_v1alpha1_update()["request"]
+    assert alpha["kind"]["version"] == alpha["requestKind"]["version"] == "v1alpha1"
+    assert alpha["object"]["apiVersion"] == payloads.ALPHA
+
+    created = payloads.dgd_migrated_create()["request"]
+    assert created["operation"] == "CREATE" and created["oldObject"] is None
+    assert PAYLOAD_ANNOTATION in _annotations(created["object"])
+
+    large = payloads.large_dgd_update()["request"]["object"]
+    assert len(large["spec"]["components"]) == payloads.LARGE_COMPONENTS
+    assert PAYLOAD_ANNOTATION in _annotations(large)
+
+    to_alpha = payloads.conversion_review(3, payloads.ALPHA)["request"]["objects"]
+    assert all(PAYLOAD_ANNOTATION in _annotations(o) for o in to_alpha)
+    assert len({o["metadata"]["uid"] for o in to_alpha}) == 3
+
+
+def test_conversion_inputs_cover_every_kind_both_ways_and_round_trip() -> None:
+    cases = bench_conversion.cases()
+    assert {(kind, direction) for kind, direction, _, _ in cases} == {
+        (kind, direction)
+        for kind in payloads.STORED_ALPHA
+        for direction in ("v1alpha1->v1beta1", "v1beta1->v1alpha1")
+    }
+    for _kind, _direction, objects, desired in cases:
+        assert objects
+        for obj in objects:
+            before = copy.deepcopy(obj)
+            back = kinds.convert(kinds.convert(obj, desired), obj["apiVersion"])
+            assert back == before
+
+
+def _closed(rps: float, cpu_ms: float, p99: float) -> dict[str, Any]:
+    return {"rps": rps, "p50_ms": p99 / 2, "p99_ms": p99, "cpu_ms_per_request": cpu_ms, "errors": 0}
+
+
+def test_report_lists_every_target(tmp_path: Path) -> None:
+    scenarios: dict[str, Any] = {}
+    for sc in SCENARIOS:
+        latency = {"p50_ms": 100.0, "p99_ms": 120.0, "errors": 0}
+        mode = "open" if sc.rate else "single"
+        scenarios[sc.name] = {
+            "webhook": {"closed": _closed(500, 1.0, 10), mode: latency},
+            "echo": {"closed": _closed(1000, 0.5, 6), mode: latency},
+        }
+    results: dict[str, Any] = {
+        "meta": {
+            "date": "today",
+            "machine": "test",
+            "cpus": 2,
+            "loadavg_start": "0",
+            "python": "3",
+            "duration": 1,
+            "latency_duration": 1,
+            "command": "python -m bench",
+        },
+        "scenarios": scenarios,
+        "rss": {
+            "webhook_steady_mib": 100.0,
+            "webhook_max_mib": 101.0,
+            "webhook_before_conversion_mib": 90.0,
+            "echo_steady_mib": 50.0,
+            "ratio": 2.0,
+        },
+        "inprocess": {
+            "scenarios": {
+                sc.name: {"body_kib": 1.0, "decode_ms": 0.01, "dispatch_ms": 0.5} for sc in SCENARIOS
+            },
+            "conversion": [
+                {"kind": kind, "direction": d, "objects": 1, "ms_per_object": 0.1}
+                for kind in payloads.STORED_ALPHA
+                for d in ("v1alpha1->v1beta1", "v1beta1->v1alpha1")
+            ],
+        },
+    }
+    rows = build_rows(results)
+    assert [r["name"] for r in rows] == [sc.name for sc in SCENARIOS]
+    assert rows[0]["overhead_ms"] == pytest.approx(0.5)
+    found = verdicts(results, rows)
+    targeted = [sc for sc in SCENARIOS if sc.target is not None]
+    converting = [sc for sc in SCENARIOS if sc.objects]
+    p99_rows = 2 * sum(sc.p99_target for sc in SCENARIOS)
+    assert len(found) == 2 * len(targeted) + p99_rows + 8 + 2 * len(converting) + 1
+    by_name = {name: ok for name, _, _, ok in found}
+    migrated = SCENARIOS[0]
+    met = rows[0]["rps_ratio"] >= TARGETS["validate_migrated_ratio"]
+    assert by_name[f"{migrated.title}: throughput vs echo (req/s)"] is met
+    text = report(results, rows, tmp_path, has_chart=False)
+    assert (tmp_path / "report.md").read_text() == text
+    for sc in SCENARIOS:
+        assert sc.title in text
+    pytest.importorskip("matplotlib")
+    assert chart(rows, tmp_path / "throughput.png")
+    assert (tmp_path / "throughput.png").stat().st_size > 0
