@@ -24,6 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from app import memory
 from app.dispatch import Outcome, review_admission, review_conversion
 from app.errors import BadRequest
 from app.observability import (
@@ -115,6 +116,11 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request]
     def decode_and_answer(body: bytes) -> Outcome:
         return answer(parse_json(body))
 
+    def answer_large(body: bytes) -> Outcome:
+        outcome = decode_and_answer(body)  # the decoded review is garbage from here on
+        memory.release()
+        return outcome
+
     async def endpoint(request: Request) -> Response:
         started = time.perf_counter()
         in_flight.inc()
@@ -126,7 +132,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request]
                 )
             body = await _read_body(request, limit, settings.body_timeout)
             if len(body) > OFFLOAD_BYTES:
-                outcome = await anyio.to_thread.run_sync(decode_and_answer, body)
+                outcome = await anyio.to_thread.run_sync(answer_large, body)
             else:
                 outcome = decode_and_answer(body)
         except BadRequest as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
+from app import memory
 from app.cluster import build_cluster_services, wait_for_pair
 from app.observability import configure_logging
 from app.routes import create_app
@@ -25,6 +26,7 @@ log = logging.getLogger("dynamo_webhook.server")
 
 def serve(settings: Settings) -> int:
     configure_logging(settings.log_format, settings.log_level)
+    memory.limit_arenas()
     if settings.workers > 1:
         return serve_workers(settings)
     try:

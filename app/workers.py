@@ -39,6 +39,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, multiprocess, values
 
+from app import memory
 from app.cluster import ClusterServices, api_available, build_cluster_services, wait_for_pair
 from app.observability import configure_logging
 from app.routes import create_app
@@ -151,6 +152,7 @@ def worker_main(
     threading.Thread(target=_exit_with_parent, args=(supervisor,), daemon=True).start()
     settings = Settings(**settings_data)
     configure_logging(settings.log_format, settings.log_level)
+    memory.limit_arenas()
     cert_file, key_file = settings.cert_dir / "tls.crt", settings.cert_dir / "tls.key"
     reloader = CertReloader(cert_file, key_file, settings.cert_reload_interval)
     reloader.load()

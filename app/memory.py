@@ -1,0 +1,54 @@
+"""Keeping a serving process's resident memory flat (glibc's allocator; a no-op elsewhere).
+
+Large reviews (a 500-object ConversionReview is a few MB of JSON and ten times that as Python
+objects) are answered on worker threads. glibc gives each thread that allocates its own arena
+and keeps freed memory in it, so every thread that ever answered a large review would hold tens
+of MB for good. Two measures: at start-up the number of arenas is capped
+(:func:`limit_arenas`, ``mallopt(M_ARENA_MAX)``, what ``MALLOC_ARENA_MAX`` does), and after a
+large review the memory it freed is handed back to the system (:func:`release`,
+``malloc_trim(0)``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import logging
+
+log = logging.getLogger("dynamo_webhook.memory")
+
+M_ARENA_MAX = -8  # glibc's mallopt parameter
+ARENAS = 2
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        libc = ctypes.CDLL(name)
+        libc.mallopt  # noqa: B018  (glibc only: musl has neither function)
+        libc.malloc_trim  # noqa: B018
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+def limit_arenas(arenas: int = ARENAS) -> bool:
+    """Cap glibc's malloc arenas (before threads start); False where that is not possible."""
+    libc = _libc()
+    if libc is None:
+        return False
+    ok = bool(libc.mallopt(ctypes.c_int(M_ARENA_MAX), ctypes.c_int(arenas)))
+    if not ok:
+        log.warning("cannot limit malloc arenas", extra={"arenas": arenas})
+    return ok
+
+
+def release() -> None:
+    """Hand the memory the allocator holds free back to the system."""
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(ctypes.c_size_t(0))
