@@ -223,3 +223,29 @@ def test_the_graph_sees_what_python_runs(tmp_path: Path) -> None:
     assert graph["q"] == {"p", "p.sub", "p.sub.c"}
     assert graph["r.e"] == {"r"}
     assert import_cycles(tmp_path) == ["p.sub.c -> q -> p.sub.c", "r -> r.e -> r"]
+
+
+#: The packages each package may import (besides itself): the layers of the README's Development section.
+LAYERS: dict[str, set[str]] = {
+    "domain": set(),
+    "gocompat": {"domain"},
+    "conversion": {"domain", "gocompat"},
+    "validation": {"domain", "gocompat", "conversion"},
+    "defaulting": {"domain", "gocompat", "conversion", "validation"},
+    "kinds": {"domain", "gocompat", "conversion", "validation", "defaulting"},
+    "certs": {"domain", "kinds"},
+    "app": {"domain", "gocompat", "conversion", "validation", "defaulting", "kinds", "certs"},
+}
+
+
+def test_packages_import_only_the_layers_below() -> None:
+    packages = project_packages()
+    assert set(LAYERS) == set(packages)
+    graph = import_graph(project_modules(packages))
+    wrong = sorted(
+        f"{src} imports {dst}"
+        for src, targets in graph.items()
+        for dst in targets
+        if (a := src.split(".")[0]) != (b := dst.split(".")[0]) and b not in LAYERS[a]
+    )
+    assert not wrong, wrong

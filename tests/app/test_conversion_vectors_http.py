@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conversion.compare import normalize
+from app.compare import normalize
 from tests.app.conftest import JSON_HEADERS, conversion_review, make_client
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "conversion"

@@ -11,9 +11,10 @@ from app import memory
 
 
 def _rss_kib() -> int:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
     raise AssertionError("no VmRSS")
 
 

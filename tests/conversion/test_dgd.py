@@ -7,8 +7,8 @@ from typing import Any
 import orjson
 import pytest
 
+from app.compare import normalize
 from conversion import ConversionError
-from conversion.compare import normalize
 from kinds import convert
 
 ALPHA = "nvidia.com/v1alpha1"

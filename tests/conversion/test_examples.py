@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from conversion.compare import diff_paths, normalize
+from app.compare import diff_paths, normalize
 from kinds import convert
 
 ALPHA = "nvidia.com/v1alpha1"

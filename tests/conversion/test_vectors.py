@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from app.compare import diff_paths, normalize
 from conversion import ConversionError
-from conversion.compare import diff_paths, normalize
 from kinds import convert
 from tests.conversion.support import load_vectors
 

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from conversion.compare import diff_paths, normalize
+from app.compare import diff_paths, normalize
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"
