@@ -1,15 +1,14 @@
 """The v1alpha1 compatibility pass (A-*): rules and warnings for fields that only exist in
 v1alpha1, evaluated on the v1alpha1 view of the hub object (upstream rebuilds that view with
-the hub -> v1alpha1 conversion, so fields preserved in conversion annotations are seen too)."""
+the hub -> v1alpha1 conversion, so fields preserved in conversion annotations are seen too).
+The rules read the view through :mod:`validation.compat_view`."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from conversion import ConversionError
 from conversion.hub import KindConverter
 from domain.constants import (
-    ALPHA_API_VERSION,
     ANN_VLLM_BACKEND,
     FRONTEND_SIDECAR_CONTAINER,
     HUB_API_VERSION,
@@ -17,17 +16,15 @@ from domain.constants import (
 )
 from gocompat.gotext import go_quote
 from validation import runtime_version
+from validation.compat_view import EMPTY_SERVICE, ComponentView, GraphView, ServiceView
 from validation.errors import FieldError, Path, forbidden, invalid, required
 from validation.objects import (
     JSON,
     annotations_of,
-    boolean,
     containers,
-    integer,
     lst,
     present,
     string,
-    string_map,
     sub,
 )
 
@@ -36,10 +33,6 @@ _AUTOSCALING_WARNING: Final = (
     "{path}.autoscaling is deprecated and ignored. Use DynamoGraphDeploymentScalingAdapter with HPA, KEDA, "
     "or Planner for autoscaling instead. See docs/kubernetes/autoscaling.md"
 )
-
-
-class CompatibilityViewError(Exception):
-    """The v1alpha1 view of the object could not be rebuilt (a plain 403 upstream)."""
 
 
 NIL_POINTER_PANIC: Final = "runtime error: invalid memory address or nil pointer dereference"
@@ -51,13 +44,6 @@ class HandlerPanic(Exception):
 
 def to_hub(obj: JSON, converter: KindConverter) -> JSON:
     return converter.convert(obj, HUB_API_VERSION)
-
-
-def alpha_view(hub: JSON, converter: KindConverter) -> JSON:
-    try:
-        return converter.convert(hub, ALPHA_API_VERSION)
-    except ConversionError as exc:
-        raise CompatibilityViewError(f"failed to reconstruct compatibility view: {exc}") from exc
 
 
 # --- cheap hub-side pre-filters ---------------------------------------------------------------
@@ -94,43 +80,41 @@ def dcd_may_carry_alpha_fields(hub: JSON) -> bool:
 
 
 # --- compatibility-field predicates (on the v1alpha1 view) --------------------------------------
+# ``volumeMounts`` come last: on a lazy view they may need the whole service.
 
 
-def _service_has_compat_fields(service: JSON) -> bool:
-    gms = sub(service, "gpuMemoryService")
+def _service_has_compat_fields(service: ServiceView) -> bool:
+    gms = service.gpu_memory_service()
     return (
-        present(service, "ingress")
-        or bool(string_map(service, "annotations"))
-        or present(service, "dynamoNamespace")
-        or present(service, "autoscaling")
-        or bool(lst(service, "volumeMounts"))
-        or present(service, "sharedMemory")
-        or present(service, "eppConfig")
-        or present(service, "frontendSidecar")
-        or present(service, "failover")
-        or (gms is not None and not boolean(gms, "enabled"))
+        service.ingress() is not None
+        or bool(service.annotations())
+        or service.dynamo_namespace() is not None
+        or service.has_autoscaling()
+        or service.has_shared_memory()
+        or service.epp_config() is not None
+        or service.has_frontend_sidecar()
+        or service.failover() is not None
+        or (gms is not None and not gms)
+        or bool(service.volume_mounts())
     )
 
 
-def dgd_has_compat_fields(alpha: JSON) -> bool:
-    spec = sub(alpha, "spec")
-    if lst(spec, "pvcs"):
+def dgd_has_compat_fields(view: GraphView) -> bool:
+    if view.pvc_names:
         return True
-    services = sub(spec, "services") or {}
-    return any(not isinstance(s, dict) or _service_has_compat_fields(s) for s in services.values())
+    return any(s is None or _service_has_compat_fields(s) for s in view.services.values())
 
 
-def dcd_has_compat_fields(alpha: JSON) -> bool:
-    spec = sub(alpha, "spec") or {}
+def dcd_has_compat_fields(spec: ServiceView) -> bool:
     return (
-        bool(string_map(spec, "annotations"))
-        or present(spec, "dynamoNamespace")
-        or present(spec, "autoscaling")
-        or present(spec, "ingress")
-        or bool(lst(spec, "volumeMounts"))
-        or present(spec, "eppConfig")
-        or present(spec, "frontendSidecar")
-        or present(spec, "failover")
+        bool(spec.annotations())
+        or spec.dynamo_namespace() is not None
+        or spec.has_autoscaling()
+        or spec.ingress() is not None
+        or spec.epp_config() is not None
+        or spec.has_frontend_sidecar()
+        or spec.failover() is not None
+        or bool(spec.volume_mounts())
     )
 
 
@@ -150,7 +134,7 @@ def invalid_vllm_backend(annotations: dict[str, object]) -> str | None:
 
 
 def service_errors(
-    service: JSON,
+    service: ServiceView,
     path: Path,
     dyn_namespace: str,
     warnings: list[str],
@@ -163,81 +147,72 @@ def service_errors(
     ``validateIngressSpecV1alpha1``, ``validateEPPConfigV1alpha1``, the frontend-sidecar name clash,
     ``validateFailoverSpecV1alpha1``, the runtime version."""
     out: list[FieldError] = []
-    bad = invalid_vllm_backend(string_map(service, "annotations"))
+    bad = invalid_vllm_backend(service.annotations())
     if bad is not None:
         out.append(invalid(path.child("annotations").key(ANN_VLLM_BACKEND), bad, 'must be "mp" or "ray"'))
-    dns = service.get("dynamoNamespace")
+    dns = service.dynamo_namespace()
     if isinstance(dns, str) and dns:
         warnings.append(
             f"{path}.dynamoNamespace is deprecated and ignored. Value {go_quote(dns)} will be replaced with "
             f"{go_quote(dyn_namespace)}. Remove this field from your configuration"
         )
-    if present(service, "autoscaling"):
+    if service.has_autoscaling():
         warnings.append(_AUTOSCALING_WARNING.format(path=path))
     vm_path = path.child("volumeMounts")
-    for i, vm in enumerate(lst(service, "volumeMounts")):
-        vm = vm if isinstance(vm, dict) else {}
-        if not boolean(vm, "useAsCompilationCache") and not string(vm, "mountPoint"):
+    for i, vm in enumerate(service.volume_mounts()):
+        if not vm.use_as_compilation_cache and not vm.mount_point:
             out.append(
                 required(
                     vm_path.index(i).child("mountPoint"), "is required when useAsCompilationCache is false"
                 )
             )
-    ingress = sub(service, "ingress")
-    if ingress is not None and boolean(ingress, "enabled") and not string(ingress, "host"):
+    ingress = service.ingress()
+    if ingress is not None and ingress.enabled and not ingress.host:
         out.append(required(path.child("ingress", "host"), "is required when ingress is enabled"))
-    epp = sub(service, "eppConfig")
-    if epp is not None and present(epp, "configMapRef") == present(epp, "config"):
+    epp = service.epp_config()
+    if epp is not None and epp.has_config_map_ref == epp.has_config:
         out.append(forbidden(path.child("eppConfig"), "exactly one of configMapRef or config is required"))
-    eps = sub(service, "extraPodSpec")
-    if (
-        present(service, "frontendSidecar")
-        and eps is not None
-        and any(
-            isinstance(c, dict) and string(c, "name") == FRONTEND_SIDECAR_CONTAINER
-            for c in lst(eps, "containers")
-        )
-    ):
-        out.append(
-            forbidden(
-                path.child("frontendSidecar"),
-                f"cannot inject frontend sidecar: a container named {go_quote(FRONTEND_SIDECAR_CONTAINER)} "
-                "already exists in extraPodSpec.containers",
-            )
-        )
-    fo = sub(service, "failover")
-    if fo is not None and boolean(fo, "enabled") and string(fo, "mode") == "intraPod":
-        n = integer(fo, "numShadows")
-        if n not in (0, 1):
+    if service.has_frontend_sidecar():
+        names = service.container_names()
+        if names is not None and FRONTEND_SIDECAR_CONTAINER in names:
             out.append(
-                invalid(
-                    path.child("failover", "numShadows"),
-                    n,
-                    'is invalid for mode="intraPod": intraPod uses a fixed 1 primary + 1 shadow sidecar; '
-                    'use failover.mode="interPod" to configure numShadows',
+                forbidden(
+                    path.child("frontendSidecar"),
+                    f"cannot inject frontend sidecar: a container named {go_quote(FRONTEND_SIDECAR_CONTAINER)} "
+                    "already exists in extraPodSpec.containers",
                 )
             )
+    fo = service.failover()
+    if fo is not None and fo.enabled and fo.mode == "intraPod" and fo.num_shadows not in (0, 1):
+        out.append(
+            invalid(
+                path.child("failover", "numShadows"),
+                fo.num_shadows,
+                'is invalid for mode="intraPod": intraPod uses a fixed 1 primary + 1 shadow sidecar; '
+                'use failover.mode="interPod" to configure numShadows',
+            )
+        )
     if runtime_version_rules:
-        out.extend(runtime_version.alpha_create(service, path, allow_missing_override))
+        out.extend(
+            runtime_version.alpha_create(
+                service.main_image(), service.runtime_version_override(), path, allow_missing_override
+            )
+        )
     return out
 
 
-def dgd_errors(alpha: JSON, warnings: list[str], *, alpha_source: bool) -> list[FieldError]:
+def dgd_errors(view: GraphView, warnings: list[str], *, alpha_source: bool) -> list[FieldError]:
     """``validateDynamoGraphDeploymentV1alpha1`` (runs when the source is v1alpha1 or compat fields exist)."""
-    if not alpha_source and not dgd_has_compat_fields(alpha):
+    if not alpha_source and not dgd_has_compat_fields(view):
         return []
-    spec = sub(alpha, "spec") or {}
-    meta = sub(alpha, "metadata")
-    name, namespace = string(meta, "name"), string(meta, "namespace")
     out: list[FieldError] = []
     sp = Path("spec")
-    for i, pvc in enumerate(lst(spec, "pvcs")):
-        if not string(pvc if isinstance(pvc, dict) else None, "name"):
+    for i, pvc_name in enumerate(view.pvc_names):
+        if not pvc_name:
             out.append(required(sp.child("pvcs").index(i).child("name"), "is required"))
-    services = sub(spec, "services") or {}
-    for svc_name in sorted(services):
-        service = services[svc_name]
-        if not isinstance(service, dict):
+    for svc_name in sorted(view.services):
+        service = view.services[svc_name]
+        if service is None:
             # Quirk: a null service is a nil pointer that upstream dereferences while computing
             # its dynamo namespace; the recovered panic becomes the answer.
             raise HandlerPanic(NIL_POINTER_PANIC)
@@ -245,7 +220,7 @@ def dgd_errors(alpha: JSON, warnings: list[str], *, alpha_source: bool) -> list[
             service_errors(
                 service,
                 sp.child("services").key(svc_name),
-                dynamo_namespace(boolean(service, "globalDynamoNamespace"), namespace, name),
+                dynamo_namespace(service.global_dynamo_namespace(), view.namespace, view.name),
                 warnings,
                 runtime_version_rules=alpha_source,
                 allow_missing_override=False,
@@ -254,20 +229,28 @@ def dgd_errors(alpha: JSON, warnings: list[str], *, alpha_source: bool) -> list[
     return out
 
 
-def dgd_update_errors(new_alpha: JSON, old_alpha: JSON) -> list[FieldError]:
+def _update_errors(new: ServiceView, old: ServiceView, path: Path, allow_missing_override: bool) -> list[FieldError]:
+    return runtime_version.alpha_update(
+        new.main_image(),
+        new.runtime_version_override(),
+        old.main_image(),
+        old.runtime_version_override(),
+        path,
+        allow_missing_override,
+    )
+
+
+def dgd_update_errors(new: GraphView, old: GraphView) -> list[FieldError]:
     """Runtime-version ratchet for a v1alpha1 source, per service present in both states."""
-    new_services = sub(sub(new_alpha, "spec"), "services") or {}
-    old_services = sub(sub(old_alpha, "spec"), "services") or {}
     out: list[FieldError] = []
     sp = Path("spec", "services")
-    for svc_name in sorted(new_services):
-        if svc_name not in old_services:
+    for svc_name in sorted(new.services):
+        if svc_name not in old.services:
             continue
-        ns, os_ = new_services[svc_name], old_services[svc_name]
         out.extend(
-            runtime_version.alpha_update(
-                ns if isinstance(ns, dict) else {},
-                os_ if isinstance(os_, dict) else {},
+            _update_errors(
+                new.services[svc_name] or EMPTY_SERVICE,
+                old.services[svc_name] or EMPTY_SERVICE,
                 sp.key(svc_name),
                 False,
             )
@@ -275,25 +258,14 @@ def dgd_update_errors(new_alpha: JSON, old_alpha: JSON) -> list[FieldError]:
     return out
 
 
-def dcd_owner_name(alpha: JSON) -> str:
-    for ref in lst(sub(alpha, "metadata"), "ownerReferences"):
-        if isinstance(ref, dict) and string(ref, "kind") == "DynamoGraphDeployment":
-            return string(ref, "name")
-    return ""
-
-
-def dcd_errors(alpha: JSON, warnings: list[str], *, alpha_source: bool) -> list[FieldError]:
-    if not alpha_source and not dcd_has_compat_fields(alpha):
+def dcd_errors(view: ComponentView, warnings: list[str], *, alpha_source: bool) -> list[FieldError]:
+    if not alpha_source and not dcd_has_compat_fields(view.spec):
         return []
-    spec = sub(alpha, "spec") or {}
-    namespace = string(sub(alpha, "metadata"), "namespace")
-    dyn_ns = dynamo_namespace(boolean(spec, "globalDynamoNamespace"), namespace, dcd_owner_name(alpha))
+    dyn_ns = dynamo_namespace(view.spec.global_dynamo_namespace(), view.namespace, view.owner_name)
     return service_errors(
-        spec, Path("spec"), dyn_ns, warnings, runtime_version_rules=alpha_source, allow_missing_override=True
+        view.spec, Path("spec"), dyn_ns, warnings, runtime_version_rules=alpha_source, allow_missing_override=True
     )
 
 
-def dcd_update_errors(new_alpha: JSON, old_alpha: JSON) -> list[FieldError]:
-    return runtime_version.alpha_update(
-        sub(new_alpha, "spec") or {}, sub(old_alpha, "spec") or {}, Path("spec"), True
-    )
+def dcd_update_errors(new: ComponentView, old: ComponentView) -> list[FieldError]:
+    return _update_errors(new.spec, old.spec, Path("spec"), True)

@@ -8,7 +8,7 @@ from typing import Final
 from conversion.dcd import CONVERTER
 from domain.admission import AdmissionContext, AdmissionInput, Decision
 from domain.constants import KIND_DCD
-from validation import alpha, shared, topology
+from validation import alpha, compat_view, shared, topology
 from validation.dgd import PlainError, elastic_ep_errors
 from validation.errors import FieldError, Path, invalid, to_decision
 from validation.hub import prepare
@@ -34,19 +34,17 @@ def _hub_errors(hub: JSON, ctx: AdmissionContext, rv_hub: bool) -> list[FieldErr
     return out
 
 
-def _view(hub: JSON, old: bool = False) -> JSON:
+def _view(views: compat_view.Views, hub: JSON, which: str = "") -> compat_view.ComponentView:
     try:
-        return alpha.alpha_view(hub, CONVERTER)
-    except alpha.CompatibilityViewError as exc:
-        which = "old " if old else ""
+        return views.component(hub)
+    except compat_view.CompatibilityViewError as exc:
         raise PlainError(f"cannot validate {which}preserved v1alpha1 {KIND_DCD} fields: {exc}") from exc
 
 
-def _alpha_pass(hub: JSON, warnings: list[str], alpha_source: bool) -> tuple[list[FieldError], JSON | None]:
+def _alpha_pass(views: compat_view.Views, hub: JSON, warnings: list[str], alpha_source: bool) -> list[FieldError]:
     if not alpha_source and not alpha.dcd_may_carry_alpha_fields(hub):
-        return [], None
-    view = _view(hub)
-    return alpha.dcd_errors(view, warnings, alpha_source=alpha_source), view
+        return []
+    return alpha.dcd_errors(_view(views, hub), warnings, alpha_source=alpha_source)
 
 
 def validate_hub(
@@ -54,17 +52,16 @@ def validate_hub(
 ) -> Decision:
     name = string(sub(new, "metadata"), "name")
     warnings: list[str] = []
+    views = compat_view.Views()
     try:
         if operation == "CREATE" or old is None:
             errs = _hub_errors(new, ctx, rv_source == "v1beta1")
-            alpha_errs, _ = _alpha_pass(new, warnings, rv_source == "v1alpha1")
+            alpha_errs = _alpha_pass(views, new, warnings, rv_source == "v1alpha1")
             return to_decision(KIND_DCD, name, [*errs, *alpha_errs], warnings)
         errs = _hub_errors(new, ctx, False)
-        alpha_errs, new_view = _alpha_pass(new, warnings, False)
-        errs.extend(alpha_errs)
+        errs.extend(_alpha_pass(views, new, warnings, False))
         if rv_source == "v1alpha1":
-            new_view = new_view if new_view is not None else _view(new)
-            errs.extend(alpha.dcd_update_errors(new_view, _view(old, old=True)))
+            errs.extend(alpha.dcd_update_errors(_view(views, new), _view(views, old, "old ")))
         new_spec, old_spec = sub(new, "spec") or {}, sub(old, "spec") or {}
         sp = Path("spec")
         if string(new_spec, "backendFramework") != string(old_spec, "backendFramework"):

@@ -28,7 +28,7 @@ from domain.constants import (
     SCOPE_ROOT,
 )
 from gocompat.gotext import go_quote
-from validation import alpha, provider_override, shared, topology
+from validation import alpha, compat_view, provider_override, shared, topology
 from validation.errors import (
     FieldError,
     GoJSON,
@@ -435,15 +435,21 @@ def spec_errors(hub: JSON, ctx: AdmissionContext, rv_source: str) -> list[FieldE
     return out
 
 
-def stateless(hub: JSON, ctx: AdmissionContext, rv_source: str) -> Result:
+def _view(views: compat_view.Views, hub: JSON, which: str = "") -> compat_view.GraphView:
+    try:
+        return views.graph(hub)
+    except compat_view.CompatibilityViewError as exc:
+        raise PlainError(f"cannot validate {which}preserved v1alpha1 {KIND_DGD} fields: {exc}") from exc
+
+
+def stateless(
+    hub: JSON, ctx: AdmissionContext, rv_source: str, views: compat_view.Views | None = None
+) -> Result:
     """``Validate``: hub rules then the v1alpha1 compatibility pass. Raises PlainError."""
     res = Result(spec_errors(hub, ctx, rv_source))
     alpha_source = rv_source == SOURCE_V1ALPHA1
     if alpha_source or alpha.dgd_may_carry_alpha_fields(hub):
-        try:
-            view = alpha.alpha_view(hub, CONVERTER)
-        except alpha.CompatibilityViewError as exc:
-            raise PlainError(f"cannot validate preserved v1alpha1 {KIND_DGD} fields: {exc}") from exc
+        view = _view(views or compat_view.Views(), hub)
         res.errors.extend(alpha.dgd_errors(view, res.warnings, alpha_source=alpha_source))
     return res
 
@@ -518,7 +524,14 @@ def _power_update_errors(new: JSON, old: JSON, path: Path) -> list[FieldError]:
     return out
 
 
-def update_errors(new: JSON, old: JSON, ctx: AdmissionContext, username: str, rv_source: str) -> Result:
+def update_errors(
+    new: JSON,
+    old: JSON,
+    ctx: AdmissionContext,
+    username: str,
+    rv_source: str,
+    views: compat_view.Views | None = None,
+) -> Result:
     """``ValidateUpdate``: metadata, spec and restart-id rules (after a clean stateless pass)."""
     res = Result()
     principal = ctx.settings.operator_principal
@@ -590,15 +603,9 @@ def update_errors(new: JSON, old: JSON, ctx: AdmissionContext, username: str, rv
                     )
                 )
     if rv_source == SOURCE_V1ALPHA1:
-        try:
-            new_view = alpha.alpha_view(new, CONVERTER)
-        except alpha.CompatibilityViewError as exc:
-            raise PlainError(f"cannot validate preserved v1alpha1 {KIND_DGD} fields: {exc}") from exc
-        try:
-            old_view = alpha.alpha_view(old, CONVERTER)
-        except alpha.CompatibilityViewError as exc:
-            raise PlainError(f"cannot validate old preserved v1alpha1 {KIND_DGD} fields: {exc}") from exc
-        out.extend(alpha.dgd_update_errors(new_view, old_view))
+        views = views or compat_view.Views()
+        new_view = _view(views, new)
+        out.extend(alpha.dgd_update_errors(new_view, _view(views, old, "old ")))
     return res
 
 
@@ -615,14 +622,15 @@ def validate_hub(
     name: str,
 ) -> Decision:
     """Validate a DGD already in hub form (errors in upstream order, warnings as upstream returns them)."""
+    views = compat_view.Views()
     try:
         if operation == "CREATE" or old is None:
-            res = stateless(new, ctx, rv_source)
+            res = stateless(new, ctx, rv_source, views)
             return _decision(name, res.errors, res.warnings)
-        first = stateless(new, ctx, SOURCE_DISABLED)
+        first = stateless(new, ctx, SOURCE_DISABLED, views)
         if first.errors:
             return _decision(name, first.errors, first.warnings)
-        upd = update_errors(new, old, ctx, username, rv_source)
+        upd = update_errors(new, old, ctx, username, rv_source, views)
         if upd.errors:
             # Quirk: on an update-rule failure only the update warnings are returned.
             return _decision(name, upd.errors, upd.warnings)

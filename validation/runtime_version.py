@@ -90,12 +90,9 @@ def hub_image_and_path(component: JSON, path: Path) -> tuple[str, Path]:
     return "", image_path
 
 
-def alpha_image_and_path(service: JSON, path: Path) -> tuple[str, Path]:
-    image_path = path.child("extraPodSpec", "mainContainer", "image")
-    mc = sub(sub(service, "extraPodSpec"), "mainContainer")
-    if mc is not None:
-        return string(mc, "image"), image_path
-    return "", image_path
+def alpha_image_path(path: Path) -> Path:
+    """Where a v1alpha1 service at ``path`` keeps its main container image."""
+    return path.child("extraPodSpec", "mainContainer", "image")
 
 
 def _create(
@@ -135,9 +132,10 @@ def hub_create(component: JSON, path: Path, allow_missing_override: bool) -> lis
     )
 
 
-def alpha_create(service: JSON, path: Path, allow_missing_override: bool) -> list[FieldError]:
-    image, image_path = alpha_image_and_path(service, path)
-    return _create(image, image_path, string(service, "runtimeVersionOverride"), path, allow_missing_override)
+def alpha_create(image: str, override: str, path: Path, allow_missing_override: bool) -> list[FieldError]:
+    """``image``, ``override``: the v1alpha1 service's ``extraPodSpec.mainContainer.image`` and
+    ``runtimeVersionOverride``."""
+    return _create(image, alpha_image_path(path), override, path, allow_missing_override)
 
 
 def _update_with(
@@ -164,5 +162,9 @@ def hub_update(new: JSON, old: JSON, path: Path, allow_missing_override: bool) -
     return _update_with(hub_image_and_path, new, old, path, allow_missing_override)
 
 
-def alpha_update(new: JSON, old: JSON, path: Path, allow_missing_override: bool) -> list[FieldError]:
-    return _update_with(alpha_image_and_path, new, old, path, allow_missing_override)
+def alpha_update(
+    new_image: str, new_override: str, old_image: str, old_override: str, path: Path, allow_missing_override: bool
+) -> list[FieldError]:
+    return _update(
+        new_image, old_image, alpha_image_path(path), new_override, old_override, path, allow_missing_override
+    )

@@ -47,7 +47,7 @@ from gocompat.errors import GoTypeError
 from gocompat.jsonvalue import deep_copy
 from gocompat.typed import Field, Ptr, Struct
 
-__all__ = ["ALPHA_SPEC", "ALPHA_STATUS", "BETA_SPEC", "from_hub", "to_hub"]
+__all__ = ["ALPHA_SPEC", "ALPHA_STATUS", "BETA_SPEC", "decode_hub_spec", "from_hub", "to_hub"]
 
 J = dict[str, Any]
 
@@ -84,6 +84,12 @@ def _decode_live(spec: Any, canon: Callable[[J], J]) -> tuple[str, J]:
 
 
 _BACKEND = Struct((Field("backendFramework", "string"),))
+
+
+def decode_hub_spec(spec: Any) -> tuple[str, J]:
+    """A live β DCD ``spec`` decoded as :func:`from_hub` decodes it: ``backendFramework`` and the
+    typed shared spec. Raises ConversionError."""
+    return _decode_live(spec, canon_beta_shared)
 
 
 def _split_backend(spec: J) -> tuple[str, J]:
