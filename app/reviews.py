@@ -65,18 +65,23 @@ class ConversionResponse(TypedDict, total=False):
 # --------------------------------------------------------------------------- parsing
 
 
+def _within(node: Any, budget: int) -> bool:
+    """Whether no container below ``node`` (a non-empty dict or list) is nested more than
+    ``budget`` levels deep. Recursive, but never deeper than ``budget`` calls."""
+    if budget <= 0:
+        return False
+    budget -= 1
+    for child in node.values() if type(node) is dict else node:
+        kind = type(child)
+        if (kind is dict or kind is list) and child and not _within(child, budget):
+            return False
+    return True
+
+
 def _check_depth(doc: Any) -> None:
     """Reject absurdly nested documents before any recursive code sees them."""
-    stack: list[tuple[Any, int]] = [(doc, 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node, depth = pop()
-        if depth > MAX_DEPTH:
-            raise BadRequest(f"JSON nesting deeper than {MAX_DEPTH} levels")
-        children = node.values() if isinstance(node, dict) else node
-        for child in children:
-            if isinstance(child, (dict, list)) and child:
-                push((child, depth + 1))
+    if not _within(doc, MAX_DEPTH):
+        raise BadRequest(f"JSON nesting deeper than {MAX_DEPTH} levels")
 
 
 def parse_json(body: bytes) -> Any:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from app.reviews import MAX_DEPTH
+from app.reviews import MAX_DEPTH, _within
 from tests.app.conftest import JSON_HEADERS, admission_review, make_client
 
 
@@ -228,3 +228,22 @@ def test_random_bodies_never_produce_a_5xx(body: bytes, path: str) -> None:
             assert doc["response"]["result"]["status"] in ("Success", "Failure")
     else:
         assert doc["error"]
+
+
+def _nesting(node: Any) -> int:
+    """Levels of non-empty containers from ``node`` down (``node`` counts as one)."""
+    children = node.values() if isinstance(node, dict) else node
+    return 1 + max((_nesting(c) for c in children if isinstance(c, (dict, list)) and c), default=0)
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+    max_leaves=40,
+)
+
+
+@given(doc=st.one_of(st.lists(_json_values, max_size=3), st.dictionaries(st.text(max_size=2), _json_values, max_size=3)),
+       budget=st.integers(min_value=1, max_value=8))
+def test_depth_check_counts_nesting_levels(doc: Any, budget: int) -> None:
+    assert _within(doc, budget) is (_nesting(doc) <= budget)
