@@ -102,6 +102,8 @@ def uvicorn_config(
         timeout_keep_alive=30,
         timeout_graceful_shutdown=30,
         server_header=False,
+        # The API server calls directly; no proxy headers to honour, and no per-request wrapper.
+        proxy_headers=False,
     )
     config.load()
     config.ssl = reloader.server_context  # hot-reloading context (SNI callback swaps certificates)
