@@ -35,6 +35,7 @@ from app.migrate import migrate
 from app.settings import Settings, add_settings_arguments, settings_from_args
 from app.webhooks import WEBHOOK_ROUTES
 from domain.admission import AdmissionContext
+from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION
 
 JSONObject = dict[str, Any]
 
@@ -217,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
         "order kept) and print them. A report of what moved into payload annotations goes to stderr.",
     )
     convert.add_argument("files", nargs="+", metavar="FILE", help="YAML/JSON manifests (multi-document); - for stdin")
-    convert.add_argument("--to", default="nvidia.com/v1beta1", choices=["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
+    convert.add_argument("--to", default=HUB_API_VERSION, choices=[HUB_API_VERSION, ALPHA_API_VERSION])
     convert.add_argument("-o", "--output", choices=["yaml", "json"], default="yaml")
     convert.add_argument("--check", action="store_true",
                          help="prove every document round-trips; exit 1 naming the fields that would not")

@@ -9,6 +9,8 @@ from typing import Final
 
 from conversion.hub import KindConverter
 from domain.constants import (
+    ANN_DCD_SPEC,
+    ANN_DGD_SPEC,
     ANN_VLLM_BACKEND,
     FRONTEND_SIDECAR_CONTAINER,
     HUB_API_VERSION,
@@ -66,14 +68,14 @@ def _component_may_carry_alpha_fields(component: JSON, shared_memory: bool) -> b
 
 
 def dgd_may_carry_alpha_fields(hub: JSON) -> bool:
-    if "nvidia.com/dgd-spec" in annotations_of(hub):
+    if ANN_DGD_SPEC in annotations_of(hub):
         return True
     comps = lst(sub(hub, "spec"), "components")
     return any(isinstance(c, dict) and _component_may_carry_alpha_fields(c, True) for c in comps)
 
 
 def dcd_may_carry_alpha_fields(hub: JSON) -> bool:
-    if "nvidia.com/dcd-spec" in annotations_of(hub):
+    if ANN_DCD_SPEC in annotations_of(hub):
         return True
     spec = sub(hub, "spec")
     return spec is not None and _component_may_carry_alpha_fields(spec, False)

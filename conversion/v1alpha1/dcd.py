@@ -41,7 +41,7 @@ from conversion.v1alpha1.dgd import (
     should_restore_replica,
     status_conditions,
 )
-from domain.constants import ANN_DCD_SPEC, ANN_DCD_STATUS
+from domain.constants import ALPHA_API_VERSION, ANN_DCD_SPEC, ANN_DCD_STATUS, HUB_API_VERSION
 from gocompat.encoding import encode
 from gocompat.errors import GoTypeError
 from gocompat.jsonvalue import deep_copy
@@ -157,7 +157,7 @@ def to_hub(obj: J) -> J:
     if status_save:
         set_annotation(meta, ANN_DCD_STATUS, write_json_payload(encode(status_save, ALPHA_STATUS)))
     out: J = {
-        "apiVersion": "nvidia.com/v1beta1",
+        "apiVersion": HUB_API_VERSION,
         "kind": obj.get("kind"),
         "metadata": meta,
         "spec": encode(spec, BETA_SPEC),
@@ -225,7 +225,7 @@ def from_hub(obj: J) -> J:
     ):
         hub_save["name"] = live_name
         set_annotation(meta, ANN_DCD_SPEC, write_spec_payload(encode(hub_save, BETA_SPEC)))
-    out: J = {"apiVersion": "nvidia.com/v1alpha1", "kind": obj.get("kind"), "metadata": meta}
+    out: J = {"apiVersion": ALPHA_API_VERSION, "kind": obj.get("kind"), "metadata": meta}
     if spec:
         out["spec"] = encode(spec, ALPHA_SPEC)
     if dst_status:

@@ -35,7 +35,7 @@ from conversion.v1alpha1.component.schemas import (
     canon_beta_shared,
 )
 from conversion.v1alpha1.component.to_hub import to_hub as component_to_hub
-from domain.constants import ANN_DGD_SPEC, ANN_DGD_STATUS
+from domain.constants import ALPHA_API_VERSION, ANN_DGD_SPEC, ANN_DGD_STATUS, HUB_API_VERSION
 from gocompat import view as goview
 from gocompat.encoding import encode
 from gocompat.errors import GoTypeError
@@ -425,7 +425,7 @@ def to_hub(obj: J) -> J:
         set_annotation(meta, ANN_DGD_SPEC, write_spec_payload(encode(save, ALPHA_SPEC)))
     if status_save:
         set_annotation(meta, ANN_DGD_STATUS, write_json_payload(encode(status_save, ALPHA_STATUS)))
-    out: J = {"apiVersion": "nvidia.com/v1beta1", "kind": obj.get("kind"), "metadata": meta}
+    out: J = {"apiVersion": HUB_API_VERSION, "kind": obj.get("kind"), "metadata": meta}
     if dst:
         out["spec"] = encode(dst, BETA_SPEC)
     if dst_status:
@@ -535,7 +535,7 @@ def from_hub(obj: J) -> J:
 
     if hub_save:
         set_annotation(meta, ANN_DGD_SPEC, write_spec_payload(encode(hub_save, BETA_SPEC)))
-    out: J = {"apiVersion": "nvidia.com/v1alpha1", "kind": obj.get("kind"), "metadata": meta}
+    out: J = {"apiVersion": ALPHA_API_VERSION, "kind": obj.get("kind"), "metadata": meta}
     if dst:
         out["spec"] = encode(dst, ALPHA_SPEC)
     if dst_status:

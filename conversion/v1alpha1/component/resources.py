@@ -10,6 +10,7 @@ from conversion.podtemplate import (
     RESOURCES,
 )
 from conversion.v1alpha1.component.schemas import J
+from domain.constants import GPU_NVIDIA
 from gocompat import view as goview
 from gocompat.jsonvalue import deep_copy
 from gocompat.quantity import parse_quantity
@@ -48,7 +49,7 @@ def _item_to_list(item: J | None) -> J | None:
         if q is not None:
             out["memory"] = q
     if item.get("gpu"):
-        key = item.get("gpuType") or "nvidia.com/gpu"
+        key = item.get("gpuType") or GPU_NVIDIA
         q = _alpha_qty(item["gpu"])
         if q is not None:
             out[key] = q
@@ -84,7 +85,7 @@ def _item_from_list(lst: J | None) -> J | None:
             out["cpu"] = q
         elif name == "memory":
             out["memory"] = q
-        elif name == "nvidia.com/gpu":
+        elif name == GPU_NVIDIA:
             out["gpu"] = q
         else:
             out.setdefault("custom", {})[name] = q
