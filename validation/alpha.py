@@ -16,10 +16,10 @@ from domain.constants import (
     HUB_API_VERSION,
     MAIN_CONTAINER,
 )
+from gocompat.fielderrors import FieldError, Path, forbidden, invalid, required
 from gocompat.gotext import go_quote
 from validation import runtime_version
 from validation.compat_view import EMPTY_SERVICE, ComponentView, GraphView, ServiceView
-from validation.errors import FieldError, Path, forbidden, invalid, required
 from validation.objects import (
     JSON,
     annotations_of,

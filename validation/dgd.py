@@ -27,9 +27,7 @@ from domain.constants import (
     PROVIDER_GROVE,
     SCOPE_ROOT,
 )
-from gocompat.gotext import go_quote
-from validation import alpha, compat_view, provider_override, shared, topology
-from validation.errors import (
+from gocompat.fielderrors import (
     FieldError,
     GoJSON,
     Path,
@@ -39,6 +37,8 @@ from validation.errors import (
     required,
     to_decision,
 )
+from gocompat.gotext import go_quote
+from validation import alpha, compat_view, provider_override, shared, topology
 from validation.hub import prepare
 from validation.objects import (
     JSON,

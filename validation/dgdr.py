@@ -20,8 +20,8 @@ from conversion import dgdr as dgdr_conversion
 from conversion.errors import ConversionError
 from domain.admission import AdmissionContext, AdmissionInput, AdmissionSettings, Decision, JSONObject
 from domain.constants import HUB_API_VERSION, KIND_DGDR
+from gocompat.fielderrors import FieldError, GoJSON, Path, forbidden, invalid, required, to_decision
 from gocompat.gotext import go_quote
-from validation.errors import FieldError, GoJSON, Path, forbidden, invalid, required, to_decision
 
 __all__ = [
     "KIND_DGDR",

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from domain.admission import AdmissionContext, AdmissionInput, Decision, JSONObject
 from domain.constants import KIND_CHECKPOINT, MAIN_CONTAINER
-from validation.errors import (
+from gocompat.fielderrors import (
     FieldError,
     GoJSON,
     Path,

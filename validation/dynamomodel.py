@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from domain.admission import AdmissionContext, AdmissionInput, Decision, JSONObject
 from domain.constants import KIND_MODEL
-from validation.errors import FieldError, Path, invalid, required, to_decision
+from gocompat.fielderrors import FieldError, Path, invalid, required, to_decision
 from validation.objects import name_of
 
 __all__ = ["KIND_MODEL", "create_errors", "update_errors", "validate"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Final
 
 from domain.constants import GMS_INTER_POD, GMS_INTRA_POD
+from gocompat.fielderrors import FieldError, GoJSON, Path, duplicate, forbidden, invalid
 from gocompat.gotext import go_quote
-from validation.errors import FieldError, GoJSON, Path, duplicate, forbidden, invalid
 from validation.objects import JSON, effective_mode, gpu_count, integer, is_inter_pod, lst, string, sub
 
 _GMS_COMPONENT_TYPES: Final = frozenset({"worker", "prefill", "decode"})

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from conversion import ConversionError
 from conversion.hub import KindConverter
 from domain.admission import AdmissionInput, Decision, JSONObject
+from gocompat.fielderrors import FieldError, invalid_decision
 from validation import alpha
-from validation.errors import FieldError, invalid_decision
 
 SchemaCheck = Callable[[JSONObject, bool], list[FieldError]]
 

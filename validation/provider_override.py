@@ -37,9 +37,9 @@ from domain.constants import (
 )
 from gocompat import nodes, tables_grove
 from gocompat.decode import decode_error
+from gocompat.fielderrors import FieldError, Path, forbidden, invalid, not_supported, required
 from gocompat.gotext import go_quote
 from gocompat.jsonvalue import json_type
-from validation.errors import FieldError, Path, forbidden, invalid, not_supported, required
 from validation.objects import JSON, is_inter_pod_gms_literal, is_multinode, string, uses_pcsg
 
 _OWNERSHIP: Final = "is Dynamo-owned or not enabled for provider override"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Final
 
 from domain.constants import MAIN_CONTAINER
-from validation.errors import FieldError, Path, required
+from gocompat.fielderrors import FieldError, Path, required
 from validation.objects import JSON, lst, string, sub
 
 OVERRIDE_REQUIRED_MSG: Final = (

@@ -11,8 +11,8 @@ from typing import Final
 
 from domain.admission import InferencePoolProbe
 from domain.constants import SCOPE_COMPONENT, SCOPE_LEADER, SCOPE_WORKER
+from gocompat.fielderrors import FieldError, GoJSON, Path, forbidden, invalid, required
 from validation import failover, provider_override, runtime_version, topology
-from validation.errors import FieldError, GoJSON, Path, forbidden, invalid, required
 from validation.objects import (
     JSON,
     containers,

@@ -15,8 +15,8 @@ from typing import Final
 
 from domain.admission import ClusterTopologyReader, LookupNotFound
 from domain.constants import PROVIDER_GROVE, SCOPE_COMPONENT, SCOPE_LEADER, SCOPE_ROOT, SCOPE_WORKER
+from gocompat.fielderrors import FieldError, GoJSON, Path, forbidden, invalid, required
 from gocompat.gotext import go_quote
-from validation.errors import FieldError, GoJSON, Path, forbidden, invalid, required
 from validation.objects import JSON, lst, string, sub
 from validation.provider_override import override_writes_topology
 

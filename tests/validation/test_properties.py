@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.admission import AdmissionContext
+from gocompat.fielderrors import aggregate_message
 from kinds import validate
 from tests.admission_helpers import make_input
 from tests.validation.dgd_builders import IMAGE, container, dgd
-from validation.errors import aggregate_message
 
 JSON = dict[str, Any]
 CTX = AdmissionContext()

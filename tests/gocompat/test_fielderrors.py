@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.admission import GVK, gvk_mismatch_message
-from validation.errors import (
+from gocompat.fielderrors import (
     GoJSON,
     Path,
     aggregate_message,
