@@ -8,11 +8,15 @@ import json
 from typing import Any
 
 import jsonpatch
+import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 import conversion
 import kinds
+from app import reviews
 from app.webhooks import WEBHOOK_ROUTES
 from domain.admission import AdmissionContext, AdmissionInput, Decision
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
@@ -230,3 +234,24 @@ def test_health_ready_and_metrics(client: TestClient) -> None:
     assert "controller_runtime_webhook_latency_seconds_bucket" in text
     assert "controller_runtime_webhook_requests_in_flight" in text
     assert "dynamo_webhook_admission_reviews_total" in text
+
+
+@given(
+    uid=st.text(max_size=20),
+    api_version=st.sampled_from(["apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1"]),
+    objects=st.lists(
+        st.dictionaries(
+            st.text(max_size=8),
+            st.one_of(st.none(), st.integers(min_value=-(2**63), max_value=2**63 - 1), st.text(max_size=8)),
+            max_size=4,
+        ),
+        max_size=4,
+    ),
+)
+def test_conversion_answer_encoded_object_by_object_is_the_same_bytes(
+    uid: str, api_version: str, objects: list[dict[str, Any]]
+) -> None:
+    encoded = [orjson.dumps(o) for o in objects]
+    assert reviews.conversion_review_encoded(api_version, uid, encoded) == reviews.conversion_review(
+        api_version, uid, objects
+    )
