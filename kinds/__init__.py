@@ -62,10 +62,18 @@ REGISTRY.register(
         gvk_guard=True,
         webhooks=(
             WebhookPath(
-                "/validate/nvidia.com/v1beta1/dynamographdeployments", "validate", V1BETA1, True, "vdynamographdeployment.kb.io"
+                "/validate/nvidia.com/v1beta1/dynamographdeployments",
+                "validate",
+                V1BETA1,
+                True,
+                "vdynamographdeployment.kb.io",
             ),
             WebhookPath(
-                "/mutate/nvidia.com/v1beta1/dynamographdeployments", "mutate", V1BETA1, True, "mdynamographdeployment.kb.io"
+                "/mutate/nvidia.com/v1beta1/dynamographdeployments",
+                "mutate",
+                V1BETA1,
+                True,
+                "mdynamographdeployment.kb.io",
             ),
         ),
     )
@@ -89,7 +97,9 @@ REGISTRY.register(
                 True,
                 "vdynamocomponentdeployment.kb.io",
             ),
-            WebhookPath("/validate-nvidia-com-v1alpha1-dynamocomponentdeployment", "validate", V1ALPHA1, True),
+            WebhookPath(
+                "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment", "validate", V1ALPHA1, True
+            ),
             WebhookPath(
                 "/mutate-nvidia-com-v1beta1-dynamocomponentdeployment",
                 "mutate",
@@ -132,7 +142,13 @@ REGISTRY.register(
     )
 )
 REGISTRY.register(
-    Kind(KIND_DGDSA, "dynamographdeploymentscalingadapters", "dgdsa", served=BOTH, converter=dgdsa_conversion.CONVERTER)
+    Kind(
+        KIND_DGDSA,
+        "dynamographdeploymentscalingadapters",
+        "dgdsa",
+        served=BOTH,
+        converter=dgdsa_conversion.CONVERTER,
+    )
 )
 REGISTRY.register(
     Kind(
@@ -142,7 +158,11 @@ REGISTRY.register(
         hub=V1ALPHA1,
         served=(V1ALPHA1,),
         validator=dynamomodel.validate,
-        webhooks=(WebhookPath("/validate-nvidia-com-v1alpha1-dynamomodel", "validate", V1ALPHA1, name="vdynamomodel.kb.io"),),
+        webhooks=(
+            WebhookPath(
+                "/validate-nvidia-com-v1alpha1-dynamomodel", "validate", V1ALPHA1, name="vdynamomodel.kb.io"
+            ),
+        ),
     )
 )
 REGISTRY.register(
@@ -153,9 +173,14 @@ REGISTRY.register(
         hub=V1ALPHA1,
         served=(V1ALPHA1,),
         validator=dynamocheckpoint.validate,
-        webhooks=(WebhookPath(
-                "/validate-nvidia-com-v1alpha1-dynamocheckpoint", "validate", V1ALPHA1, name="vdynamocheckpoint.kb.io"
-            ),),
+        webhooks=(
+            WebhookPath(
+                "/validate-nvidia-com-v1alpha1-dynamocheckpoint",
+                "validate",
+                V1ALPHA1,
+                name="vdynamocheckpoint.kb.io",
+            ),
+        ),
     )
 )
 # The checkpoint-restore mutator for core/v1 Pods: a webhook, not a kind of this group.
@@ -168,7 +193,11 @@ REGISTRY.register(
         served=("v1",),
         mutator=pod.mutate,
         custom=False,
-        webhooks=(WebhookPath("/mutate-core-v1-pod-checkpoint-restore", "mutate", "v1", name="mpodcheckpointrestore.kb.io"),),
+        webhooks=(
+            WebhookPath(
+                "/mutate-core-v1-pod-checkpoint-restore", "mutate", "v1", name="mpodcheckpointrestore.kb.io"
+            ),
+        ),
     )
 )
 
