@@ -1,5 +1,6 @@
-"""The three webhooks' entry points: look the kind up in the registry, run the chain every
-request of that webhook goes through, then the kind's own handler.
+"""The admission webhooks' chains: look the kind up in the registry, run what every request of
+that webhook goes through, then the kind's own handler (:func:`kinds.validate` and
+:func:`kinds.default` call them with the registry; :func:`kinds.convert` picks the converter).
 
 The chains follow the operator's wiring (controller-runtime's custom validator and defaulter
 wrappers around the per-kind handlers, and its conversion webhook around the hub and spokes):
@@ -16,7 +17,6 @@ wrappers around the per-kind handlers, and its conversion webhook around the hub
   that was sent), else not at all (v1alpha1 DCDs: upstream registers that webhook with ``matchPolicy:
   Exact`` for v1beta1). ``Decision.patched`` is the complete mutated object, or None when
   nothing changed.
-* **convert** — one object to the desired apiVersion through the kind's converter.
 """
 
 from __future__ import annotations
