@@ -129,7 +129,14 @@ class ReviewLog:
         logger = self.logger
         if not logger.isEnabledFor(logging.INFO):
             return
-        if direct is None or logger.handlers or logger.filters or logging.getLogger().handlers != [direct[0]]:
+        root_handlers = _ROOT.handlers
+        if (
+            direct is None
+            or logger.handlers
+            or logger.filters
+            or len(root_handlers) != 1
+            or root_handlers[0] is not direct[0]
+        ):
             logger.info("review", extra=fields)
             return
         handler, formatter = direct
@@ -153,6 +160,7 @@ class ReviewLog:
             handler.release()
 
 
+_ROOT = logging.getLogger()
 # The JSON handler configure_logging installed (and its formatter), when it is the only one.
 _direct: tuple[logging.StreamHandler[Any], JSONFormatter] | None = None
 

@@ -21,26 +21,14 @@ wrappers around the per-kind handlers, and its conversion webhook around the hub
 
 from __future__ import annotations
 
-from defaulting.common import HubRoundTripError, api_version_of, default_via_hub
+from defaulting.common import HubRoundTripError, api_version_of, default_via_hub, object_namespace
 from domain.admission import AdmissionContext, AdmissionInput, Decision, JSONObject, gvk_mismatch_message
 from kinds.registry import Kind, Registry
 
 
-def _metadata(obj: JSONObject | None) -> JSONObject | None:
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    return meta if isinstance(meta, dict) else None
-
-
-def _namespace_of(obj: JSONObject | None) -> str:
-    """``metadata.namespace`` of the decoded object (what upstream's lease check reads)."""
-    meta = _metadata(obj)
-    ns = meta.get("namespace") if meta is not None else None
-    return ns if isinstance(ns, str) else ""
-
-
 def _terminating(obj: JSONObject | None) -> bool:
-    meta = _metadata(obj)
-    return meta is not None and bool(meta.get("deletionTimestamp"))
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return isinstance(meta, dict) and bool(meta.get("deletionTimestamp"))
 
 
 def validate(registry: Registry, inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
@@ -49,7 +37,7 @@ def validate(registry: Registry, inp: AdmissionInput, ctx: AdmissionContext) -> 
     if kind is None or kind.validator is None or inp.sub_resource:
         return Decision.allow()
     subject = inp.old_object if inp.operation == "DELETE" else inp.object
-    if ctx.namespace_excluded(_namespace_of(subject) or inp.namespace):
+    if ctx.namespace_excluded(object_namespace(subject) or inp.namespace):
         return Decision.allow()
     if inp.expected_gvk is not None and kind.gvk_guard and inp.kind != inp.expected_gvk:
         return Decision.deny(gvk_mismatch_message(inp.expected_gvk, inp.kind))
@@ -75,7 +63,7 @@ def default(registry: Registry, inp: AdmissionInput, ctx: AdmissionContext) -> D
     obj = inp.object
     if not isinstance(obj, dict):
         return Decision.deny("there is no content to decode", code=400, reason="")
-    if ctx.namespace_excluded(_namespace_of(obj)):
+    if ctx.namespace_excluded(object_namespace(obj)):
         return Decision.allow()
     if inp.expected_gvk is not None and inp.kind != inp.expected_gvk:
         return Decision.deny(gvk_mismatch_message(inp.expected_gvk, inp.kind))
