@@ -40,7 +40,11 @@ Two builds give the same values:
   one fails, names repeat or the object is not a v1beta1 object of its kind, the view is built
   the full way, which then reports the conversion's own error.
 
-:class:`Views` memoises the views of one request's objects.
+:class:`Views` memoises the views of one request's objects, and an UPDATE's two objects share
+what they have in common (:class:`_Shared`): a save annotation of the same text is decoded once,
+a status equal to one already checked is not converted again, and a typed component equal to
+one already canonicalised reuses it. The views only read these values, so sharing them cannot
+change a view (``tests/validation/test_compat_view.py`` compares shared and fresh builds).
 """
 
 from __future__ import annotations
@@ -357,21 +361,51 @@ def _metadata(hub: JSON, kind: str) -> JSON:
     return meta
 
 
-def _saved_spec(meta: JSON, key: str, schema: Struct) -> JSON | None:
+class _Shared:
+    """What the lazy builds of one request's objects have in common (an UPDATE's old and new
+    object mostly carry the same save annotation, status and components)."""
+
+    __slots__ = ("components", "saved", "statuses")
+
+    def __init__(self) -> None:
+        self.saved: dict[tuple[str, str], JSON | None] = {}  # (annotation, text) -> decoded save
+        self.statuses: list[tuple[str, Any, Any]] = []  # (kind, status, saved text) converted without error
+        self.components: dict[Any, list[tuple[JSON, JSON]]] = {}  # name -> (typed, canonical)
+
+    def canonical(self, typed: JSON) -> JSON:
+        """``canon_beta_shared(typed)``, computed once per distinct component."""
+        seen = self.components.setdefault(typed.get("name"), [])
+        for before, canon in seen:
+            if before == typed:
+                return canon
+        canon = canon_beta_shared(typed)
+        seen.append((typed, canon))
+        return canon
+
+
+def _saved_spec(meta: JSON, key: str, schema: Struct, shared: _Shared) -> JSON | None:
     """The save payload as the conversion decodes it. Its ``rawJSON`` records are not applied:
     they only touch the saved ``eppConfig``, which no v1alpha1 field is restored from."""
     raw = get_annotation(meta, key)
-    got = read_spec_payload(raw, schema) if raw else None
-    return None if got is None else got[0]
+    if not raw:
+        return None
+    memo = (key, raw)
+    if memo not in shared.saved:
+        got = read_spec_payload(raw, schema)
+        shared.saved[memo] = None if got is None else got[0]
+    return shared.saved[memo]
 
 
-def _check_status(hub: JSON, meta: JSON, converter: KindConverter, status_key: str) -> None:
+def _check_status(hub: JSON, meta: JSON, converter: KindConverter, status_key: str, shared: _Shared) -> None:
     """Convert the object without its spec and save: the status half of the conversion (the
     status and its payload, which the spec does not enter) fails here when it fails on the whole
     object."""
     anns = meta.get("annotations")
     saved = anns.get(status_key) if isinstance(anns, dict) else None
     if hub.get("status") is None and saved is None:
+        return
+    key = (converter.kind, hub.get("status"), saved)
+    if key in shared.statuses:  # converted without error before
         return
     stripped_meta = {"annotations": {status_key: saved}} if saved is not None else {}
     stripped = {
@@ -381,14 +415,16 @@ def _check_status(hub: JSON, meta: JSON, converter: KindConverter, status_key: s
         "status": hub.get("status"),
     }
     converter.convert(stripped, ALPHA_API_VERSION)
+    shared.statuses.append(key)
 
 
-def _lazy_graph(hub: JSON) -> GraphView:
+def _lazy_graph(hub: JSON, shared: _Shared | None = None) -> GraphView:
+    shared = shared or _Shared()
     meta = _metadata(hub, KIND_DGD)
-    saved_spec = _saved_spec(meta, ANN_DGD_SPEC, dgd_spoke.ALPHA_SPEC) or {}
-    _check_status(hub, meta, DGD_CONVERTER, ANN_DGD_STATUS)
+    saved_spec = _saved_spec(meta, ANN_DGD_SPEC, dgd_spoke.ALPHA_SPEC, shared) or {}
+    _check_status(hub, meta, DGD_CONVERTER, ANN_DGD_STATUS, shared)
     spec = decode_root(hub.get("spec"), dgd_spoke.BETA_SPEC_LIVE, "spec")
-    components = [canon_beta_shared(c) for c in spec.get("components") or []]
+    components = [shared.canonical(c) for c in spec.get("components") or []]
     saved_services = saved_spec.get("services") or {}
     services: dict[str, ServiceView | None] = {}
     for c in components:
@@ -404,24 +440,25 @@ def _lazy_graph(hub: JSON) -> GraphView:
     )
 
 
-def _lazy_component(hub: JSON) -> ComponentView:
+def _lazy_component(hub: JSON, shared: _Shared | None = None) -> ComponentView:
+    shared = shared or _Shared()
     meta = _metadata(hub, KIND_DCD)
-    saved = _saved_spec(meta, ANN_DCD_SPEC, dcd_spoke.ALPHA_SPEC)
-    _check_status(hub, meta, DCD_CONVERTER, ANN_DCD_STATUS)
-    _, shared = dcd_spoke.decode_hub_spec(hub.get("spec"))
-    return ComponentView(string(meta, "namespace"), _owner_name(meta), LazyService(shared, saved))
+    saved = _saved_spec(meta, ANN_DCD_SPEC, dcd_spoke.ALPHA_SPEC, shared)
+    _check_status(hub, meta, DCD_CONVERTER, ANN_DCD_STATUS, shared)
+    _, component = dcd_spoke.decode_hub_spec(hub.get("spec"))
+    return ComponentView(string(meta, "namespace"), _owner_name(meta), LazyService(component, saved))
 
 
-def lazy_graph(hub: JSON) -> GraphView:
+def lazy_graph(hub: JSON, shared: _Shared | None = None) -> GraphView:
     try:
-        return _lazy_graph(hub)
+        return _lazy_graph(hub, shared)
     except Exception:  # any failed decode: the full conversion decides
         return full_graph(hub)
 
 
-def lazy_component(hub: JSON) -> ComponentView:
+def lazy_component(hub: JSON, shared: _Shared | None = None) -> ComponentView:
     try:
-        return _lazy_component(hub)
+        return _lazy_component(hub, shared)
     except Exception:  # any failed decode: the full conversion decides
         return full_component(hub)
 
@@ -431,18 +468,22 @@ _View = TypeVar("_View", GraphView, ComponentView)
 
 class Views:
     """The views of one request's objects, each built once (the stateless and the update pass
-    of a request read the same views). Raises CompatibilityViewError."""
+    of a request read the same views), the lazy builds sharing what the objects have in common.
+    Raises CompatibilityViewError."""
 
-    __slots__ = ("_built",)
+    __slots__ = ("_built", "_shared")
 
     def __init__(self) -> None:
         # By id(); the object is kept alongside so that its id stays its own.
         self._built: dict[int, tuple[JSON, Any]] = {}
+        self._shared = _Shared()
 
-    def _view(self, hub: JSON, lazy: Callable[[JSON], _View], full: Callable[[JSON], _View]) -> _View:
+    def _view(
+        self, hub: JSON, lazy: Callable[[JSON, _Shared], _View], full: Callable[[JSON], _View]
+    ) -> _View:
         hit = self._built.get(id(hub))
         if hit is None:
-            hit = (hub, lazy(hub) if LAZY else full(hub))
+            hit = (hub, lazy(hub, self._shared) if LAZY else full(hub))
             self._built[id(hub)] = hit
         return cast(_View, hit[1])
 

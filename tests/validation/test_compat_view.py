@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import kinds
 from conversion import ConversionError
 from domain.admission import AdmissionContext, Decision
+from domain.constants import ANN_DCD_SPEC, ANN_DGD_SPEC
 from kinds import convert
 from tests.admission_helpers import make_input
 from tests.conversion.strategies import alpha_dcd, alpha_dgd, beta_component, beta_dcd, beta_dgd
@@ -114,7 +115,7 @@ def _component_fields(service: ServiceView) -> J:
 def _builders(
     hub: J,
 ) -> tuple[
-    Callable[[J], GraphView | ComponentView], Callable[[J], GraphView | ComponentView], Callable[[J], Any]
+    Callable[[J], GraphView | ComponentView], Callable[..., GraphView | ComponentView], Callable[..., Any]
 ]:
     if hub.get("kind") == DCD:
         return compat_view.full_component, compat_view.lazy_component, compat_view._lazy_component
@@ -211,9 +212,46 @@ def assert_same_answers(hub: J) -> None:
                 )
 
 
+def assert_same_shared(hub: J) -> None:
+    """Views built after another object's view, sharing its decoded save, checked status and
+    canonical components (as an UPDATE's old and new object do), read like views built alone."""
+    _, lazy_build, _ = _builders(hub)
+    touched = _touched(hub)
+    bad_status = {**touched, "status": "x"}  # its status half of the conversion fails
+    meta = touched.get("metadata")
+    anns = meta.get("annotations") if isinstance(meta, dict) else None
+    unsaved = copy.deepcopy(touched)  # an empty save: nothing restored from it
+    if isinstance(anns, dict):
+        unsaved["metadata"]["annotations"] = {
+            k: "{}" if k in (ANN_DGD_SPEC, ANN_DCD_SPEC) else v for k, v in anns.items()
+        }
+    pairs = ((hub, touched), (touched, hub), (hub, copy.deepcopy(hub)), (hub, bad_status), (hub, unsaved))
+    for first, second in pairs:
+        try:
+            alone = [lazy_build(first), lazy_build(second)]
+        except CompatibilityViewError as exc:
+            with pytest.raises(CompatibilityViewError) as got:
+                shared = compat_view._Shared()
+                lazy_build(first, shared)
+                lazy_build(second, shared)
+            assert str(got.value) == str(exc)
+            continue
+        shared = compat_view._Shared()
+        together = [lazy_build(first, shared), lazy_build(second, shared)]
+        for view, fresh in zip(together, alone, strict=True):
+            assert reads(view) == reads(fresh)
+            for name, service in _services(view).items():
+                other = _services(fresh)[name]
+                if service is None or other is None:
+                    assert service is other
+                    continue
+                assert _component_fields(service) == _component_fields(other), name
+
+
 def assert_same(hub: J) -> None:
     assert_same_view(hub)
     assert_same_answers(hub)
+    assert_same_shared(hub)
 
 
 def test_reads_are_every_accessor() -> None:
