@@ -88,6 +88,19 @@ def measure(
     return result
 
 
+def measure_floor(
+    server: ServerProcess, cafile: Path, sc: Scenario, spec: Path, work: Path, args: argparse.Namespace
+) -> dict[str, Any]:
+    """The floor server's closed loop only: its CPU per request is what the comparison needs."""
+    out = work / f"{server.name}-{sc.name}.json"
+    run_loadgen(server.port, cafile, spec, out, connections=sc.connections, duration=0.5 if args.quick else 1.0)
+    cpu_before = cpu_seconds(server.pid)
+    closed = run_loadgen(server.port, cafile, spec, out, connections=sc.connections, duration=args.duration)
+    cpu = cpu_seconds(server.pid) - cpu_before
+    closed["cpu_ms_per_request"] = cpu / closed["ok"] * 1000 if closed["ok"] else 0.0
+    return {"closed": closed}
+
+
 def _cpu_per_call(
     prepare: Callable[[], Any], call: Callable[[Any], object], budget: float, rounds: int = 5
 ) -> float:
@@ -191,8 +204,12 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         cert_dir = work / "certs"
         cafile = ensure_certs(cert_dir)
-        log("starting dynamo-webhook serve (1 worker) and the echo server")
-        with start_webhook(cert_dir, work) as webhook, start_echo(cert_dir, work) as echo:
+        log("starting dynamo-webhook serve (1 worker), its floor (no rules) and the echo server")
+        with (
+            start_webhook(cert_dir, work) as webhook,
+            start_echo(cert_dir, work) as echo,
+            start_webhook(cert_dir, work, floor=True) as floor,
+        ):
             for sc in scenarios:
                 if sc.objects and not admission_rss:
                     admission_rss = rss_kib(webhook.pid)
@@ -205,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
                 for server, key in ((webhook, "webhook"), (echo, "echo")):
                     log(f"  {sc.title}: {key}")
                     entry[key] = measure(server, cafile, sc, spec, work, args, rss)
+                log(f"  {sc.title}: floor")
+                entry["floor"] = measure_floor(floor, cafile, sc, spec, work, args)
                 results["scenarios"][sc.name] = entry
             web_rss = rss["dynamo-webhook"]
             results["rss"] = {

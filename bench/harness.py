@@ -163,10 +163,14 @@ def start_webhook(
     env: dict[str, str] | None = None,
     metrics_port: int | None = None,
     log_level: str = "info",
+    floor: bool = False,
 ) -> ServerProcess:
+    """``dynamo-webhook serve`` on loopback (``floor``: the same server with the rules taken
+    out, :mod:`bench.floor_server`)."""
     port = free_port()
+    program = [PYTHON, "-m", "bench.floor_server"] if floor else [str(WEBHOOK_EXE)]
     argv = [
-        str(WEBHOOK_EXE),
+        *program,
         "serve",
         "--host",
         LOOPBACK,
@@ -189,7 +193,8 @@ def start_webhook(
         "--no-print-curl",
         *extra,
     ]
-    return ServerProcess("dynamo-webhook", argv, port, workdir / f"webhook-{port}.log", env=env)
+    name = "floor" if floor else "dynamo-webhook"
+    return ServerProcess(name, argv, port, workdir / f"{name}-{port}.log", env=env)
 
 
 def start_echo(cert_dir: Path, workdir: Path) -> ServerProcess:

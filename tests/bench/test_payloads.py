@@ -12,9 +12,10 @@ import orjson
 import pytest
 
 import kinds
-from bench import bench_conversion, payloads
+from bench import bench_conversion, floor_server, payloads
 from bench.report import build_rows, chart, report, verdicts
 from bench.scenarios import SCENARIOS, TARGETS, Scenario, dispatcher
+from domain.admission import AdmissionContext
 
 PAYLOAD_ANNOTATION = "nvidia.com/dgd-spec"
 
@@ -95,6 +96,7 @@ def test_report_lists_every_target(tmp_path: Path) -> None:
         scenarios[sc.name] = {
             "webhook": {"closed": _closed(500, 1.0, 10), mode: latency},
             "echo": {"closed": _closed(1000, 0.5, 6), mode: latency},
+            "floor": {"closed": _closed(800, 0.625, 8)},
         }
     results: dict[str, Any] = {
         "meta": {
@@ -129,6 +131,7 @@ def test_report_lists_every_target(tmp_path: Path) -> None:
     rows = build_rows(results)
     assert [r["name"] for r in rows] == [sc.name for sc in SCENARIOS]
     assert rows[0]["overhead_ms"] == pytest.approx(0.5)
+    assert rows[0]["floor_ratio"] == pytest.approx(0.8)
     found = verdicts(results, rows)
     targeted = [sc for sc in SCENARIOS if sc.target is not None]
     converting = [sc for sc in SCENARIOS if sc.objects]
@@ -138,6 +141,8 @@ def test_report_lists_every_target(tmp_path: Path) -> None:
     migrated = SCENARIOS[0]
     met = rows[0]["rps_ratio"] >= TARGETS["validate_migrated_ratio"]
     assert by_name[f"{migrated.title}: throughput vs echo (req/s)"] is met
+    measured = {name: got for name, _, got, _ in found}
+    assert measured[f"{migrated.title}: throughput vs echo (CPU per request)"] == "50.0% (floor 80.0%)"
     text = report(results, rows, tmp_path, has_chart=False)
     assert (tmp_path / "report.md").read_text() == text
     for sc in SCENARIOS:
@@ -148,3 +153,27 @@ def test_report_lists_every_target(tmp_path: Path) -> None:
     assert (tmp_path / "throughput.png").exists() is has_matplotlib
     if has_matplotlib:
         assert (tmp_path / "throughput.png").stat().st_size > 0
+    assert "| 0.625 (0.80) |" in text
+
+
+@pytest.mark.parametrize("sc", SCENARIOS, ids=lambda sc: sc.name)
+def test_the_floor_answers_every_scenario_like_the_webhook(sc: Scenario) -> None:
+    """The floor server's answer passes the load generator's check, and echoes the uid."""
+    doc = orjson.loads(orjson.dumps(sc.build()))
+    if sc.review_type == "convert":
+        outcome = floor_server.review_conversion(doc)
+        assert len(orjson.loads(outcome.body)["response"]["convertedObjects"]) == sc.objects
+        assert len(outcome.conversions) == sc.objects
+    else:
+        outcome = floor_server.review_admission(doc, sc.review_type, AdmissionContext())
+        assert outcome.kind == doc["request"]["kind"]["kind"]
+    assert outcome.allowed and outcome.code == 200
+    assert sc.expect.encode() in outcome.body
+    assert orjson.loads(outcome.body)["response"]["uid"] == doc["request"]["uid"]
+
+
+def test_the_floor_still_answers_a_malformed_request() -> None:
+    doc = orjson.loads(orjson.dumps(SCENARIOS[0].build()))
+    doc["request"]["operation"] = "PATCH"
+    outcome = floor_server.review_admission(doc, "validate", AdmissionContext())
+    assert not outcome.allowed and outcome.code == 400

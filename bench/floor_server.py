@@ -1,0 +1,91 @@
+"""The benchmark's floor: ``dynamo-webhook serve`` with the rules taken out.
+
+Everything a review costs before and after its rules stays as deployed — TLS, the HTTP layer,
+the body read with its timeout, the JSON decode and nesting check, the envelope and the request's
+objects read into an :class:`~domain.admission.AdmissionInput`, the encoded answer, the metrics
+and the log line — but the answer is decided without any rule: every admission is allowed and
+a ConversionReview returns its objects unchanged (each encoded on its own, as the webhook does).
+The CPU time per request of this server is the least any rule set could cost on top of it, so a
+throughput target above ``echo / floor`` cannot be met by faster rules alone::
+
+    python -m bench.floor_server serve --port 9445 --cert-dir <dir> --cert-mode dev ...
+
+(the arguments of ``dynamo-webhook serve``).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Literal
+
+import orjson
+
+from app import routes
+from app.cli import main as cli_main
+from app.dispatch import Outcome
+from app.errors import ReviewFailure
+from app.reviews import (
+    AdmissionResponse,
+    admission_input,
+    admission_review,
+    conversion_input,
+    conversion_review,
+    conversion_review_encoded,
+    denial,
+    read_admission_review,
+    read_conversion_review,
+)
+from domain.admission import GVK, AdmissionContext
+
+
+def review_admission(
+    doc: Any, review_type: Literal["validate", "mutate"], ctx: AdmissionContext, expected_gvk: GVK | None = None
+) -> Outcome:
+    """Allow the review, after reading it as the webhook does (a malformed request is still
+    answered with its error)."""
+    env = read_admission_review(doc)
+    try:
+        inp = admission_input(env, expected_gvk)
+    except ReviewFailure as exc:
+        refused = denial(env.uid, exc.message, exc.code)
+        return Outcome(admission_review(env.api_version, refused), uid=env.uid, allowed=False, code=exc.code)
+    response: AdmissionResponse = {"uid": env.uid, "allowed": True, "status": {"code": 200}}
+    meta = inp.object.get("metadata") if isinstance(inp.object, dict) else None
+    name = str(meta.get("name", "")) if isinstance(meta, dict) else ""
+    return Outcome(
+        admission_review(env.api_version, response),
+        uid=env.uid,
+        kind=inp.kind.kind,
+        namespace=inp.namespace,
+        name=inp.name or name,
+        operation=inp.operation,
+        response=response,
+    )
+
+
+def review_conversion(doc: Any) -> Outcome:
+    """Return the objects unchanged, each encoded on its own."""
+    env = read_conversion_review(doc)
+    try:
+        desired, objects = conversion_input(env)
+    except ReviewFailure as exc:
+        body = conversion_review(env.api_version, env.uid, None, exc.message)
+        return Outcome(body, uid=env.uid, allowed=False, code=exc.code, operation="CONVERT")
+    encoded = [orjson.dumps(obj) for obj in objects]
+    done = [(str(obj.get("kind", "")), f"same->{desired}") for obj in objects if isinstance(obj, dict)]
+    return Outcome(
+        conversion_review_encoded(env.api_version, env.uid, encoded),
+        uid=env.uid,
+        operation="CONVERT",
+        conversions=done,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    # The routes call the dispatch functions they imported: replace those names.
+    vars(routes).update(review_admission=review_admission, review_conversion=review_conversion)
+    return cli_main(sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
