@@ -112,8 +112,10 @@ def is_zero(expr: str, value: Any, *, skip: str = "") -> bool:
     if value is None:
         return True
     n = node(expr)
-    if skip and isinstance(value, Mapping):
-        value = {k: x for k, x in value.items() if k != skip}
     if type(n) is _Ptr:
         return False
+    if type(n) is _Struct:
+        return n.is_zero(value, skip)
+    if skip and isinstance(value, Mapping):
+        value = {k: x for k, x in value.items() if k != skip}
     return n.is_zero(value)

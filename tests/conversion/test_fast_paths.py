@@ -111,3 +111,22 @@ def test_container_is_empty_follows_semantic_absence() -> None:
     assert container_is_empty({"name": "x", "env": [], "resources": {"limits": {}}, "image": ""})
     assert not container_is_empty({"name": "x", "securityContext": {"privileged": False}})
     assert not container_is_empty({"resources": {"limits": {"cpu": "0"}}})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    alpha_component(),
+    st.one_of(st.none(), container(st.just("ignored"))),
+    st.sets(st.sampled_from(template._DEDICATED_MAIN_FIELDS)),
+)
+def test_semantic_main_of_some_fields_agrees_with_all_fields(svc: J, main: J | None, some: set[str]) -> None:
+    if main is not None:
+        main.pop("name")
+        svc.setdefault("extraPodSpec", {})["mainContainer"] = main
+    typed = schemas.canon_alpha_shared(svc)
+    keys = tuple(k for k in template._DEDICATED_MAIN_FIELDS if k in some)
+    full = template.semantic_main(typed)
+    part = template.semantic_main(typed, keys)
+    assert set(part) <= {"name", *keys}
+    for k in keys:
+        assert part.get(k) == full.get(k), k

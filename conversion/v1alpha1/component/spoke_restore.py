@@ -192,38 +192,56 @@ def _restore_main_origins(dst: J, p: J, main_present: bool) -> None:
     pmain = eps_main(p.get("extraPodSpec"))
     if not main_present or pmain is None:
         return
-    cur = semantic_main(dst)
-    psem = semantic_main(p)
-    if goview.equal(ENV_LIST, cur.get("env"), psem.get("env")) and (p.get("envs") or pmain.get("env")):
+    # Only the main-container fields the save keeps origins for are projected (each field
+    # projects on its own), none when it keeps none.
+    keys = _saved_origin_fields(p, pmain)
+    if not keys:
+        return
+    cur = semantic_main(dst, keys)
+    psem = semantic_main(p, keys)
+    if "env" in keys and goview.equal(ENV_LIST, cur.get("env"), psem.get("env")):
         set_or_pop(dst, "envs", deep_copy(p.get("envs")))
         set_or_pop(ensure_main(dst), "env", deep_copy(pmain.get("env")))
-    if goview.equal(ENV_FROM_LIST, cur.get("envFrom"), psem.get("envFrom")) and "envFromSecret" in p:
+    if "envFrom" in keys and goview.equal(ENV_FROM_LIST, cur.get("envFrom"), psem.get("envFrom")):
         dst["envFromSecret"] = p["envFromSecret"]
-    if goview.equal(RESOURCES, cur.get("resources"), psem.get("resources")) and (
-        p.get("resources") is not None or not goview.is_zero(RESOURCES, pmain.get("resources"))
-    ):
+    if "resources" in keys and goview.equal(RESOURCES, cur.get("resources"), psem.get("resources")):
         set_or_pop(dst, "resources", deep_copy(p.get("resources")))
         ensure_main(dst)["resources"] = deep_copy(pmain.get("resources") or {})
-    cur_mounts = _without_cache_mounts(cur.get("volumeMounts"), dst.get("volumeMounts"))
-    p_mounts = _without_cache_mounts(psem.get("volumeMounts"), p.get("volumeMounts"))
-    if _origins_match(mounts_from_native(p_mounts), cur_mounts) and (
-        p.get("volumeMounts") or pmain.get("volumeMounts")
-    ):
-        set_or_pop(
-            dst,
-            "volumeMounts",
-            _restore_mount_origins(
-                p.get("volumeMounts") or [], dst.get("volumeMounts") or [], pmain.get("volumeMounts")
+    if "volumeMounts" in keys:
+        cur_mounts = _without_cache_mounts(cur.get("volumeMounts"), dst.get("volumeMounts"))
+        p_mounts = _without_cache_mounts(psem.get("volumeMounts"), p.get("volumeMounts"))
+        if _origins_match(mounts_from_native(p_mounts), cur_mounts):
+            set_or_pop(
+                dst,
+                "volumeMounts",
+                _restore_mount_origins(
+                    p.get("volumeMounts") or [], dst.get("volumeMounts") or [], pmain.get("volumeMounts")
+                )
+                or None,
             )
-            or None,
-        )
-        set_or_pop(ensure_main(dst), "volumeMounts", deep_copy(pmain.get("volumeMounts")) or None)
+            set_or_pop(ensure_main(dst), "volumeMounts", deep_copy(pmain.get("volumeMounts")) or None)
     for probe in ("livenessProbe", "readinessProbe"):
-        if goview.equal(PROBE, cur.get(probe), psem.get(probe)) and (
-            p.get(probe) is not None or pmain.get(probe) is not None
-        ):
+        if probe in keys and goview.equal(PROBE, cur.get(probe), psem.get(probe)):
             set_or_pop(dst, probe, deep_copy(p.get(probe)))
             set_or_pop(ensure_main(dst), probe, deep_copy(pmain.get(probe)))
+
+
+def _saved_origin_fields(p: J, pmain: J) -> tuple[str, ...]:
+    """The main-container fields whose origins the spoke save ``p`` holds (in the dedicated α
+    fields or in ``extraPodSpec.mainContainer`` ``pmain``)."""
+    keys: list[str] = []
+    if p.get("envs") or pmain.get("env"):
+        keys.append("env")
+    if "envFromSecret" in p:
+        keys.append("envFrom")
+    if p.get("resources") is not None or not goview.is_zero(RESOURCES, pmain.get("resources")):
+        keys.append("resources")
+    if p.get("volumeMounts") or pmain.get("volumeMounts"):
+        keys.append("volumeMounts")
+    for probe in ("livenessProbe", "readinessProbe"):
+        if p.get(probe) is not None or pmain.get(probe) is not None:
+            keys.append(probe)
+    return tuple(keys)
 
 
 def _origins_match(origin: list[J], native: list[J]) -> bool:

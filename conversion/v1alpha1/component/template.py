@@ -98,22 +98,30 @@ def has_pod_template_content(src: J, origin: bool) -> bool:
     )
 
 
-def _main_from_dedicated(src: J, copy_values: bool = True) -> J:
+# The main-container fields that have dedicated α fields (the ones origins are kept for).
+_DEDICATED_MAIN_FIELDS = ("env", "envFrom", "resources", "volumeMounts", "livenessProbe", "readinessProbe")
+
+
+def _main_from_dedicated(
+    src: J, copy_values: bool = True, keys: tuple[str, ...] = _DEDICATED_MAIN_FIELDS
+) -> J:
+    """The main container the dedicated α fields project to; with ``keys``, only those of its
+    fields (each comes from its own dedicated field)."""
     cp = deep_copy if copy_values else _same
     ctr: J = {"name": MAIN_CONTAINER}
-    if src.get("resources") is not None:
+    if "resources" in keys and src.get("resources") is not None:
         ctr["resources"] = resources_to_native(src["resources"])
-    if src.get("envs"):
+    if "env" in keys and src.get("envs"):
         ctr["env"] = cp(src["envs"])
     efs = src.get("envFromSecret")
-    if efs:
+    if efs and "envFrom" in keys:
         ctr["envFrom"] = [{"secretRef": {"name": efs}}]
     for probe in ("livenessProbe", "readinessProbe"):
-        if src.get(probe) is not None:
+        if probe in keys and src.get(probe) is not None:
             # Merging mainContainer probes never edits them in place (see _merge_main).
             ctr[probe] = cp(src[probe])
     mounts = src.get("volumeMounts")
-    if mounts:
+    if mounts and "volumeMounts" in keys:
         ctr["volumeMounts"] = [
             {"name": m.get("name", ""), "mountPath": m.get("mountPoint", "")} for m in mounts
         ]
@@ -140,6 +148,9 @@ def _merge_main(src: J, base: J, copy_values: bool = True, keys: tuple[str, ...]
         main = {k: mc[k] for k in keys if k in mc}
     else:
         main = deep_copy(mc) if copy_values else dict(mc)
+    if not main:
+        # Nothing to overlay: merging the name alone would leave ``base`` as it is.
+        return
     base_envs = base.get("env")
     dedicated_mounts = list(base.get("volumeMounts") or [])
     main["name"] = MAIN_CONTAINER
@@ -204,16 +215,13 @@ def build_pod_template(
     return tpl
 
 
-# The main-container fields that have dedicated α fields (the ones origins are kept for).
-_DEDICATED_MAIN_FIELDS = ("env", "envFrom", "resources", "volumeMounts", "livenessProbe", "readinessProbe")
-
-
-def semantic_main(src: J | None) -> J:
-    """Read-only: the projected main container, exact on ``_DEDICATED_MAIN_FIELDS`` only."""
+def semantic_main(src: J | None, keys: tuple[str, ...] = _DEDICATED_MAIN_FIELDS) -> J:
+    """Read-only: the projected main container, exact on ``keys`` (a subset of
+    ``_DEDICATED_MAIN_FIELDS``) only."""
     if src is None:
         return {"name": MAIN_CONTAINER}
-    main = _main_from_dedicated(src, copy_values=False)
-    _merge_main(src, main, copy_values=False, keys=_DEDICATED_MAIN_FIELDS)
+    main = _main_from_dedicated(src, copy_values=False, keys=keys)
+    _merge_main(src, main, copy_values=False, keys=keys)
     main["name"] = MAIN_CONTAINER
     return main
 
