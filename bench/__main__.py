@@ -70,12 +70,7 @@ def measure(
     rss: dict[str, list[int]],
 ) -> dict[str, Any]:
     out = work / f"{server.name}-{sc.name}.json"
-    run_loadgen(server.port, cafile, spec, out, connections=sc.connections, duration=0.5 if args.quick else 1.0)
-    cpu_before = cpu_seconds(server.pid)
-    closed = run_loadgen(server.port, cafile, spec, out, connections=sc.connections, duration=args.duration)
-    cpu = cpu_seconds(server.pid) - cpu_before
-    # CPU time per answered request: unlike req/s, not skewed by other load on a shared machine.
-    closed["cpu_ms_per_request"] = cpu / closed["ok"] * 1000 if closed["ok"] else 0.0
+    closed = _closed_loop(server, cafile, sc, spec, out, args)
     rss[server.name].append(rss_kib(server.pid))
     result: dict[str, Any] = {"closed": closed}
     seconds = latency_duration(args.duration)
@@ -92,13 +87,20 @@ def measure_floor(
     server: ServerProcess, cafile: Path, sc: Scenario, spec: Path, work: Path, args: argparse.Namespace
 ) -> dict[str, Any]:
     """The floor server's closed loop only: its CPU per request is what the comparison needs."""
-    out = work / f"{server.name}-{sc.name}.json"
+    return {"closed": _closed_loop(server, cafile, sc, spec, work / f"{server.name}-{sc.name}.json", args)}
+
+
+def _closed_loop(
+    server: ServerProcess, cafile: Path, sc: Scenario, spec: Path, out: Path, args: argparse.Namespace
+) -> dict[str, Any]:
+    """Closed-loop load after a warm-up, with the server's CPU time per answered request."""
     run_loadgen(server.port, cafile, spec, out, connections=sc.connections, duration=0.5 if args.quick else 1.0)
     cpu_before = cpu_seconds(server.pid)
     closed = run_loadgen(server.port, cafile, spec, out, connections=sc.connections, duration=args.duration)
     cpu = cpu_seconds(server.pid) - cpu_before
+    # CPU time per answered request: unlike req/s, not skewed by other load on a shared machine.
     closed["cpu_ms_per_request"] = cpu / closed["ok"] * 1000 if closed["ok"] else 0.0
-    return {"closed": closed}
+    return closed
 
 
 def _cpu_per_call(
