@@ -164,6 +164,17 @@ def _effective_num_shadows(failover: JSON) -> int:
     return 1 if n < 1 else n
 
 
+def gms_new_state_errors(
+    new_exp: JSON | None, path: Path, component_type: str, resources: JSON, containers: list[JSON]
+) -> list[FieldError]:
+    """The part of :func:`experimental_update_errors` that reads the new state alone (with
+    ``validate_gms_new_state``): ``experimental.gpuMemoryService`` checked as on create."""
+    new_gms = sub(new_exp, "gpuMemoryService")
+    if new_gms is None:
+        return []
+    return gms_errors(new_gms, path.child("gpuMemoryService"), component_type, resources, containers)
+
+
 def experimental_update_errors(
     new_exp: JSON | None,
     old_exp: JSON | None,
@@ -199,8 +210,8 @@ def experimental_update_errors(
             out.append(invalid(path.child("grove", "forceScalingGroup"), None, grove_msg))
         return out
     new_gms = sub(new_exp, "gpuMemoryService")
-    if new_gms is not None and validate_gms_new_state:
-        out.extend(gms_errors(new_gms, path.child("gpuMemoryService"), component_type, resources, containers))
+    if validate_gms_new_state:
+        out.extend(gms_new_state_errors(new_exp, path, component_type, resources, containers))
     if is_inter_pod(new_gms) != is_inter_pod(old_gms):
         out.append(invalid(path.child("gpuMemoryService", "mode"), GoJSON(string(new_gms, "mode")), gms_msg))
     new_failover = sub(new_exp, "failover")
@@ -237,4 +248,5 @@ __all__ = [
     "failover_errors",
     "failover_json",
     "gms_errors",
+    "gms_new_state_errors",
 ]
