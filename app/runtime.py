@@ -23,6 +23,7 @@ from app.cluster import ClusterServices
 from app.routes import AppState
 from app.settings import Settings
 from app.tls import CertReloader
+from app.transport import CoalescingHttpToolsProtocol
 from certs.dev import ensure_dev_certs
 from domain.admission import AdmissionContext
 
@@ -94,7 +95,7 @@ def uvicorn_config(
         port=settings.port,
         ssl_certfile=str(cert_file),
         ssl_keyfile=str(key_file),
-        http="httptools",
+        http=CoalescingHttpToolsProtocol,  # httptools, each answer's writes in one TLS record
         loop="uvloop",
         lifespan="on",
         log_config=None,
