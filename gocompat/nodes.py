@@ -20,6 +20,7 @@ from gocompat.leaves import (
     REMOVE,
     SCALARS,
     SPECIAL_NODES,
+    _Bytes,
     _Duration,
     _Float,
     _Int,
@@ -134,8 +135,16 @@ class _Map(_Node):
         return not v
 
 
+# How a field's typed view is tested for omission (_Field.drop): never omitted, omitted when
+# falsy (the zero value of these types is exactly their falsy value), or by the type's tests.
+_KEEP, _FALSY, _TEST = 0, 1, 2
+# Types whose omitempty/omitzero test of a typed view is ``not value`` ("", False, 0, [], {}).
+_FALSY_EMPTY: tuple[type, ...] = (_Scalar, _Int, _Float, _Bytes)
+
+
 class _Field:
     __slots__ = (
+        "drop",
         "drop_empty",
         "drop_zero",
         "drop_zero_struct",
@@ -146,6 +155,7 @@ class _Field:
         "rank",
         "verbatim",
         "via",
+        "view",
     )
 
     def __init__(self, name: str, node: _Node, options: str, via: tuple[str, ...]) -> None:
@@ -162,6 +172,19 @@ class _Field:
         # the JSON type a value of this field is its own typed view in (no call needed)
         base = node.elem if isinstance(node, _Ptr) else node
         self.verbatim: type | None = base.json_type if isinstance(base, _Scalar) else None
+        # a pointer's view is its element's (called directly: no _Ptr.view frame)
+        self.view = base.view if type(node) is _Ptr else node.view
+        self.drop = self._drop_kind()
+
+    def _drop_kind(self) -> int:
+        node = self.node
+        if not self.may_drop or type(node) is _Ptr:
+            return _KEEP  # a present pointer is never empty nor zero
+        if type(node) is _Struct:
+            return _FALSY  # an empty struct is dropped (and is its zero value)
+        if type(node) in (*_FALSY_EMPTY, _Slice, _Map):
+            return _FALSY
+        return _TEST
 
 
 class _Struct(_Node):
@@ -211,16 +234,17 @@ class _Struct(_Node):
                 xv = x
             else:
                 try:
-                    xv = f.node.view(x)
+                    xv = f.view(x)
                 except Mismatch as exc:
                     if exc.struct is None:
                         exc.struct = self.name
                     exc.path[:0] = [*f.via, name]
                     raise
-            if f.may_drop and (
-                (f.drop_empty and f.node.empty(xv))
-                or (f.drop_zero and f.node.zero(xv))
-                or (f.drop_zero_struct and not xv)
+            drop = f.drop
+            if drop and (
+                not xv
+                if drop == _FALSY
+                else (f.drop_empty and f.node.empty(xv)) or (f.drop_zero and f.node.zero(xv))
             ):
                 out.pop(name, None)
             else:
