@@ -86,8 +86,13 @@ class _Slice(_Of):
         if type(v) is not list:
             raise self.mismatch(v)
         elem = self.elem
-        if type(elem) is _Scalar and all(type(x) is elem.json_type for x in v):
-            return list(v)
+        if type(elem) is _Scalar:
+            json_type = elem.json_type
+            for x in v:  # (a loop: cheaper than all() over a generator for these short lists)
+                if type(x) is not json_type:
+                    break
+            else:
+                return list(v)
         return [elem.null_view() if x is None else elem.view(x) for x in v]
 
     def empty(self, v: Any) -> bool:
@@ -117,8 +122,13 @@ class _Map(_Node):
             raise self.mismatch(v)
         elem = self.elem
         keys = sorted(v)  # Go writes a map with its keys sorted (by bytes: code point order)
-        if type(elem) is _Scalar and all(type(x) is elem.json_type for x in v.values()):
-            return {k: v[k] for k in keys}
+        if type(elem) is _Scalar:
+            json_type = elem.json_type
+            for x in v.values():
+                if type(x) is not json_type:
+                    break
+            else:
+                return {k: v[k] for k in keys}
         return {k: elem.null_view() if (x := v[k]) is None else elem.view(x) for k in keys}
 
     def empty(self, v: Any) -> bool:
