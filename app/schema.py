@@ -125,10 +125,14 @@ def _problem(node: _Node, value: Any) -> str | None:
 
 def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
     """None when ``value`` fits ``node``; else (reversed path segments, problem). Paths are only
-    built on the way back from a failure, so a clean object costs no string work."""
-    problem = _problem(node, value)
-    if problem is not None:
-        return [], problem
+    built on the way back from a failure, so a clean object costs no string work; a value of an
+    accepted type with no bounds to check costs no call either (``_problem`` is only asked about
+    the others)."""
+    accepted = node.accepted
+    if (accepted is not None and type(value) not in accepted) or node.bounds is not None:
+        problem = _problem(node, value)
+        if problem is not None:
+            return [], problem
     kind = type(value)
     if kind is dict:
         props, extra = node.props, node.extra
@@ -143,7 +147,8 @@ def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
                 if sub is None:
                     continue
             if sub.leaf:
-                if _wrong(sub, child) or sub.bounds is not None:
+                accepted = sub.accepted
+                if (accepted is not None and type(child) not in accepted) or sub.bounds is not None:
                     problem = _problem(sub, child)
                     if problem is not None:
                         return [key], problem
@@ -156,11 +161,12 @@ def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
         items = node.items
         if items is None:
             return None
+        accepted = items.accepted
         for index, child in enumerate(value):
             if child is None:
                 continue
             if items.leaf:
-                if _wrong(items, child) or items.bounds is not None:
+                if (accepted is not None and type(child) not in accepted) or items.bounds is not None:
                     problem = _problem(items, child)
                     if problem is not None:
                         return [index], problem

@@ -119,7 +119,7 @@ def _view_struct_encoder(schema: Struct) -> Encoder:
             if v is None:
                 continue
             omit, enc, rank = e
-            if omit and (v is False or v == "" or v == [] or v == {} or (type(v) in (int, float) and v == 0)):
+            if omit and not v:  # the empty JSON values ("", 0, false, [], {}) are the falsy ones
                 continue
             if rank < last:
                 disorder = True

@@ -7,17 +7,14 @@ a zero value (``terminationGracePeriodSeconds: 0``), no zero source value wins a
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from gocompat.jsonvalue import deep_copy
-from gocompat.leaves import _IntOrString, _Quantity, _Time
+from gocompat.leaves import _IntOrString, _Node, _Quantity, _Time
 from gocompat.nodes import _Map, _Ptr, _Struct, node
 
 __all__ = ["merge_override"]
-
-
-def _zero_value(v: Any) -> bool:
-    return v is None or v is False or v == "" or (type(v) in (int, float) and v == 0) or v == [] or v == {}
 
 
 def _same(v: Any) -> Any:
@@ -52,48 +49,84 @@ def merge_override(expr: str, dst: dict[str, Any], src: dict[str, Any], copy: bo
     _merge(n, dst, src, deep_copy if copy else _same)
 
 
+# How a field merges (after a nil destination pointer took the source pointer): field by field,
+# field by field as intstr, key by key, the source always wins, a non-zero source wins.
+_STRUCT, _INTSTR, _MAP, _SOURCE, _NONZERO = range(5)
+# A field's merge: (a pointer, how its (pointed-to) value merges, the type of that value).
+_Plan = tuple[bool, int, _Node]
+
+
+def _plan_of(fn: _Node) -> _Plan:
+    pointer = type(fn) is _Ptr
+    if pointer:
+        assert isinstance(fn, _Ptr)
+        fn = fn.elem
+    t = type(fn)
+    if t is _Struct:
+        how = _STRUCT
+    elif t is _IntOrString:
+        how = _INTSTR
+    elif t is _Map:
+        how = _MAP
+    elif t is _Quantity or t is _Time:
+        how = _SOURCE  # structs without mergeable fields
+    else:
+        how = _NONZERO
+    return pointer, how, fn
+
+
+@functools.cache
+def _plans(n: _Struct) -> dict[str, _Plan]:
+    """The merge of each field of ``n`` by its JSON name, worked out once per struct."""
+    return {name: _plan_of(f.node) for name, f in n.fields.items()}
+
+
 def _merge(n: _Struct | None, dst: dict[str, Any], src: dict[str, Any], cp: Any) -> None:
+    plans = _plans(n) if n is not None else None
     for k, sv in src.items():
         if sv is None:
             continue
-        f = n.field(k) if n is not None else None
-        dv = dst.get(k)
-        fn = f.node if f is not None else None
-        if fn is None:
-            _merge_untyped(k, dst, dv, sv, cp)
-            continue
-        if type(fn) is _Ptr:
-            if dv is None:
-                dst[k] = cp(sv)
+        plan = plans.get(k) if plans is not None else None
+        if plan is None:
+            f = n.field(k) if n is not None else None  # a name spelt in another case
+            if f is None:
+                _merge_untyped(k, dst, dst.get(k), sv, cp)
                 continue
-            fn = fn.elem
-        if type(fn) is _Struct:
+            plan = _plan_of(f.node)
+        pointer, how, fn = plan
+        dv = dst.get(k)
+        if pointer and dv is None:
+            dst[k] = cp(sv)
+        elif how == _NONZERO:
+            # the zero JSON values (None, False, 0, "", [], {}) are exactly the falsy ones
+            if sv:
+                dst[k] = cp(sv)
+        elif how == _STRUCT:
             if type(sv) is dict:
                 merged = dict(dv) if type(dv) is dict else {}
+                assert isinstance(fn, _Struct)
                 _merge(fn, merged, sv, cp)
                 dst[k] = merged
-        elif type(fn) is _IntOrString:
+        elif how == _INTSTR:
             dst[k] = _merge_intstr(dv, sv)
-        elif type(fn) is _Map:
+        elif how == _MAP:
             if sv:
                 merged = dict(dv) if type(dv) is dict else {}
                 for kk, vv in sv.items():
                     merged[kk] = cp(vv)
                 dst[k] = merged
-        elif type(fn) is _Quantity or type(fn) is _Time:
-            dst[k] = cp(sv)  # structs without mergeable fields: the source always wins
-        elif not _zero_value(sv):
+        else:
             dst[k] = cp(sv)
 
 
 def _merge_untyped(k: str, dst: dict[str, Any], dv: Any, sv: Any, cp: Any) -> None:
     """A key no type describes: nested objects merge, any other non-zero source value wins."""
     if dv is None:
-        if not (_zero_value(sv) and type(sv) is not dict):
+        if sv or type(sv) is dict:
             dst[k] = cp(sv)
     elif type(sv) is dict:
         merged = dict(dv) if type(dv) is dict else {}
         _merge(None, merged, sv, cp)
         dst[k] = merged
-    elif not _zero_value(sv):
+    elif sv:
         dst[k] = cp(sv)

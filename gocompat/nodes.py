@@ -20,6 +20,7 @@ from gocompat.leaves import (
     REMOVE,
     SCALARS,
     SPECIAL_NODES,
+    _Bytes,
     _Duration,
     _Float,
     _Int,
@@ -85,8 +86,13 @@ class _Slice(_Of):
         if type(v) is not list:
             raise self.mismatch(v)
         elem = self.elem
-        if type(elem) is _Scalar and all(type(x) is elem.json_type for x in v):
-            return list(v)
+        if type(elem) is _Scalar:
+            json_type = elem.json_type
+            for x in v:  # (a loop: cheaper than all() over a generator for these short lists)
+                if type(x) is not json_type:
+                    break
+            else:
+                return list(v)
         return [elem.null_view() if x is None else elem.view(x) for x in v]
 
     def empty(self, v: Any) -> bool:
@@ -116,8 +122,13 @@ class _Map(_Node):
             raise self.mismatch(v)
         elem = self.elem
         keys = sorted(v)  # Go writes a map with its keys sorted (by bytes: code point order)
-        if type(elem) is _Scalar and all(type(x) is elem.json_type for x in v.values()):
-            return {k: v[k] for k in keys}
+        if type(elem) is _Scalar:
+            json_type = elem.json_type
+            for x in v.values():
+                if type(x) is not json_type:
+                    break
+            else:
+                return {k: v[k] for k in keys}
         return {k: elem.null_view() if (x := v[k]) is None else elem.view(x) for k in keys}
 
     def empty(self, v: Any) -> bool:
@@ -134,8 +145,16 @@ class _Map(_Node):
         return not v
 
 
+# How a field's typed view is tested for omission (_Field.drop): never omitted, omitted when
+# falsy (the zero value of these types is exactly their falsy value), or by the type's tests.
+_KEEP, _FALSY, _TEST = 0, 1, 2
+# Types whose omitempty/omitzero test of a typed view is ``not value`` ("", False, 0, [], {}).
+_FALSY_EMPTY: tuple[type, ...] = (_Scalar, _Int, _Float, _Bytes)
+
+
 class _Field:
     __slots__ = (
+        "drop",
         "drop_empty",
         "drop_zero",
         "drop_zero_struct",
@@ -146,6 +165,7 @@ class _Field:
         "rank",
         "verbatim",
         "via",
+        "view",
     )
 
     def __init__(self, name: str, node: _Node, options: str, via: tuple[str, ...]) -> None:
@@ -162,6 +182,19 @@ class _Field:
         # the JSON type a value of this field is its own typed view in (no call needed)
         base = node.elem if isinstance(node, _Ptr) else node
         self.verbatim: type | None = base.json_type if isinstance(base, _Scalar) else None
+        # a pointer's view is its element's (called directly: no _Ptr.view frame)
+        self.view = base.view if type(node) is _Ptr else node.view
+        self.drop = self._drop_kind()
+
+    def _drop_kind(self) -> int:
+        node = self.node
+        if not self.may_drop or type(node) is _Ptr:
+            return _KEEP  # a present pointer is never empty nor zero
+        if type(node) is _Struct:
+            return _FALSY  # an empty struct is dropped (and is its zero value)
+        if type(node) in (*_FALSY_EMPTY, _Slice, _Map):
+            return _FALSY
+        return _TEST
 
 
 class _Struct(_Node):
@@ -211,16 +244,17 @@ class _Struct(_Node):
                 xv = x
             else:
                 try:
-                    xv = f.node.view(x)
+                    xv = f.view(x)
                 except Mismatch as exc:
                     if exc.struct is None:
                         exc.struct = self.name
                     exc.path[:0] = [*f.via, name]
                     raise
-            if f.may_drop and (
-                (f.drop_empty and f.node.empty(xv))
-                or (f.drop_zero and f.node.zero(xv))
-                or (f.drop_zero_struct and not xv)
+            drop = f.drop
+            if drop and (
+                not xv
+                if drop == _FALSY
+                else (f.drop_empty and f.node.empty(xv)) or (f.drop_zero and f.node.zero(xv))
             ):
                 out.pop(name, None)
             else:

@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 
 from conversion.podtemplate import CONTAINER, RESOURCES, container_is_empty, merge_override
 from conversion.v1alpha1.component import schemas, template
+from conversion.v1alpha1.component.from_hub import from_hub
+from conversion.v1alpha1.component.to_hub import to_hub
 from domain.constants import MAIN_CONTAINER as MAIN
 from gocompat import view as goview
 from gocompat.jsonvalue import deep_copy
-from tests.conversion.strategies import alpha_component, container
+from tests.conversion.strategies import alpha_component, beta_component, container
 
 J = dict[str, Any]
 
@@ -130,3 +132,27 @@ def test_semantic_main_of_some_fields_agrees_with_all_fields(svc: J, main: J | N
     assert set(part) <= {"name", *keys}
     for k in keys:
         assert part.get(k) == full.get(k), k
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(beta_component("w"), st.one_of(st.none(), alpha_component("w")))
+def test_component_from_hub_only_reads_its_typed_views(comp: J, saved: J | None) -> None:
+    # The decomposition shares values with the typed view of the β component instead of copying
+    # its pod template: neither that view nor the spoke save may change.
+    src = schemas.canon_beta_shared(comp)
+    restored = None if saved is None else schemas.canon_alpha_shared(saved)
+    before = orjson.dumps([src, restored])
+    from_hub(src, restored, {"name": "w"})
+    assert orjson.dumps([src, restored]) == before
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(alpha_component("w"), st.one_of(st.none(), beta_component("w")), st.booleans())
+def test_component_to_hub_only_reads_its_typed_views(svc: J, saved: J | None, origin: bool) -> None:
+    # Without a hub save to lay over it, the projected pod template shares values with the typed
+    # view of the α service instead of copying them: neither view may change.
+    src = schemas.canon_alpha_shared(svc)
+    restored = None if saved is None else schemas.canon_beta_shared(saved)
+    before = orjson.dumps([src, restored])
+    to_hub(src, restored, {}, origin, restored is not None and restored.get("podTemplate") is not None)
+    assert orjson.dumps([src, restored]) == before

@@ -39,7 +39,8 @@ def _model_ref(src: J) -> J:
 
 
 def _epp(src: J) -> J:
-    return {k: deep_copy(src[k]) for k in ("configMapRef", "config") if k in src}
+    # Not copied: both fields are Kubernetes-typed, which the encoder writes as fresh typed views.
+    return {k: src[k] for k in ("configMapRef", "config") if k in src}
 
 
 def _identity(src: J) -> J:

@@ -144,7 +144,9 @@ def _decompose_pod_template(src: J, dst: J, restored: J | None) -> None:
         if fs is not None:
             dst["frontendSidecar"] = deep_copy(fs)
         return
-    tpl = deep_copy(tpl)
+    # ``tpl`` is only read: the main container is copied before its dedicated fields leave it,
+    # and the rest is shared with ``src`` (this conversion's own typed view, which the hub-only
+    # save reads; nothing edits the α spec below its top level before that save is written).
     meta = tpl.get("metadata") or {}
     if meta.get("annotations") or meta.get("labels"):
         epm: J = {}
@@ -157,7 +159,7 @@ def _decompose_pod_template(src: J, dst: J, restored: J | None) -> None:
     other: list[J] = []
     for c in tpl_containers(tpl):
         if c.get("name", "") == MAIN_CONTAINER and main is None:
-            main = c  # ``tpl`` is a private copy and this container leaves it
+            main = dict(c)
             continue
         other.append(c)
     if src.get("frontendSidecar") is not None:

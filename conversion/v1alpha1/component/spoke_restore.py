@@ -22,11 +22,11 @@ from conversion.v1alpha1.component.schemas import J
 from conversion.v1alpha1.component.template import (
     append_missing_mounts,
     ensure_main,
-    eps_is_zero,
     eps_main,
     eps_needs_preservation,
     eps_only_preserves_main_name,
     eps_pod_spec,
+    eps_pod_spec_is_zero,
     flat_has,
     frontend_conflict_needs_preservation,
     has_pod_template_content,
@@ -296,9 +296,11 @@ def prune_empty_eps(dst: J, restored: J | None) -> None:
     if eps is None:
         return
     reps = restored.get("extraPodSpec") if restored is not None else None
-    if container_is_empty(eps_main(eps)) and not eps_only_preserves_main_name(reps):
+    main_empty = container_is_empty(eps_main(eps))
+    if main_empty and not eps_only_preserves_main_name(reps):
         eps.pop("mainContainer", None)
-    if eps_is_zero(eps):
+    # eps_is_zero(eps): its main container, kept or dropped, is empty exactly when main_empty
+    if main_empty and eps_pod_spec_is_zero(eps):
         if restored is not None and eps_needs_preservation(reps):
             return
         del dst["extraPodSpec"]

@@ -35,21 +35,20 @@ def eps_main(eps: J | None) -> J | None:
     return mc if isinstance(mc, dict) else None
 
 
+def eps_pod_spec_is_zero(eps: J) -> bool:
+    """The inline PodSpec part of an α extraPodSpec is zero (every field but mainContainer)."""
+    return goview.is_zero(EXTRA_POD_SPEC, eps, skip="mainContainer")
+
+
 def eps_is_zero(eps: J | None) -> bool:
     if eps is None:
         return True
-    # The inline PodSpec part is zero when every field but mainContainer is absent.
-    return goview.is_zero(EXTRA_POD_SPEC, eps, skip="mainContainer") and container_is_empty(eps_main(eps))
+    return eps_pod_spec_is_zero(eps) and container_is_empty(eps_main(eps))
 
 
 def eps_only_preserves_main_name(eps: J | None) -> bool:
     main = eps_main(eps)
-    if (
-        eps is None
-        or main is None
-        or not main.get("name")
-        or not goview.is_zero(EXTRA_POD_SPEC, eps, skip="mainContainer")
-    ):
+    if eps is None or main is None or not main.get("name") or not eps_pod_spec_is_zero(eps):
         return False
     return container_is_empty(main)
 

@@ -69,7 +69,9 @@ def to_hub(
     if sa is not None and sa.get("enabled"):
         dst["scalingAdapter"] = {}
     _experimental_to_hub(src, dst)
-    tpl = build_pod_template(src, pod_template_origin)
+    # The template is copied out of ``src`` only when the hub save is laid over it (which edits
+    # it in place); otherwise it is only read, and the encoding writes a fresh typed view of it.
+    tpl = build_pod_template(src, pod_template_origin, copy_values=restored is not None)
     if tpl is not None:
         if src.get("frontendSidecar") is not None:
             dst["frontendSidecar"] = FRONTEND_SIDECAR_CONTAINER
