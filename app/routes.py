@@ -59,6 +59,9 @@ class AppState:
     # Long-running coroutines started with the app and stopped (event set, then awaited) with it.
     background: list[Callable[[asyncio.Event], Coroutine[Any, Any, None]]] = field(default_factory=list)
     draining: bool = False
+    # Large reviews are answered one at a time (the interpreter runs one thread at a time anyway):
+    # the memory of a review's decoded objects is needed for one review, not for each in flight.
+    large_reviews: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(1))
 
 
 def _json(status: int, payload: dict[str, Any]) -> Response:
@@ -99,6 +102,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request]
     settings = state.settings
     limit = settings.max_conversion_bytes if route.type == "convert" else settings.max_admission_bytes
     requests_by_code: dict[int, Any] = {}
+    large_reviews = state.large_reviews
     latency = LATENCY.labels(path)
     in_flight = IN_FLIGHT.labels(path)
 
@@ -132,7 +136,8 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request]
                 )
             body = await _read_body(request, limit, settings.body_timeout)
             if len(body) > OFFLOAD_BYTES:
-                outcome = await anyio.to_thread.run_sync(answer_large, body)
+                async with large_reviews:
+                    outcome = await anyio.to_thread.run_sync(answer_large, body)
             else:
                 outcome = decode_and_answer(body)
         except BadRequest as exc:
