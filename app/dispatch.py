@@ -79,7 +79,7 @@ def review_admission(
         uid=env.uid,
         kind=inp.kind.kind if inp else (str(kind.get("kind", "")) if isinstance(kind, dict) else ""),
         namespace=inp.namespace if inp else "",
-        name=(inp.name or _object_name(inp.object or inp.old_object)) if inp else "",
+        name=(inp.name or object_name(inp.object or inp.old_object)) if inp else "",
         operation=inp.operation if inp else str(request.get("operation", "")),
         allowed=bool(response.get("allowed")),
         code=int(status.get("code", 200)),
@@ -132,7 +132,8 @@ def _type_problem(inp: AdmissionInput, fields: tuple[str, ...] = ("object",)) ->
     return None
 
 
-def _object_name(obj: Any) -> str:
+def object_name(obj: Any) -> str:
+    """``metadata.name`` of a request's object, else its ``generateName`` ("" when neither)."""
     if isinstance(obj, dict):
         meta = obj.get("metadata")
         if isinstance(meta, dict):

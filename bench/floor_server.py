@@ -22,7 +22,7 @@ import orjson
 
 from app import routes
 from app.cli import main as cli_main
-from app.dispatch import Outcome
+from app.dispatch import Outcome, object_name
 from app.errors import ReviewFailure
 from app.reviews import (
     AdmissionResponse,
@@ -50,14 +50,12 @@ def review_admission(
         refused = denial(env.uid, exc.message, exc.code)
         return Outcome(admission_review(env.api_version, refused), uid=env.uid, allowed=False, code=exc.code)
     response: AdmissionResponse = {"uid": env.uid, "allowed": True, "status": {"code": 200}}
-    meta = inp.object.get("metadata") if isinstance(inp.object, dict) else None
-    name = str(meta.get("name", "")) if isinstance(meta, dict) else ""
     return Outcome(
         admission_review(env.api_version, response),
         uid=env.uid,
         kind=inp.kind.kind,
         namespace=inp.namespace,
-        name=inp.name or name,
+        name=inp.name or object_name(inp.object or inp.old_object),
         operation=inp.operation,
         response=response,
     )
