@@ -4,6 +4,7 @@ review with a malformed request gets a 200 denial naming the field."""
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -11,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from app.reviews import MAX_DEPTH, _within
+from app.errors import BadRequest
+from app.reviews import MAX_DEPTH, _check_depth, _within
 from tests.app.conftest import JSON_HEADERS, admission_review, make_client
 
 
@@ -231,9 +233,12 @@ def test_random_bodies_never_produce_a_5xx(body: bytes, path: str) -> None:
 
 
 def _nesting(node: Any) -> int:
-    """Levels of non-empty containers from ``node`` down (``node`` counts as one)."""
-    children = node.values() if isinstance(node, dict) else node
-    return 1 + max((_nesting(c) for c in children if isinstance(c, (dict, list)) and c), default=0)
+    """Levels of containers from ``node`` down (``node`` counts as one, an empty container too)."""
+    levels, level = 0, [node]
+    while level:
+        levels += 1
+        level = [c for n in level for c in (n.values() if isinstance(n, dict) else n) if isinstance(c, (dict, list))]
+    return levels
 
 
 _json_values = st.recursive(
@@ -247,3 +252,49 @@ _json_values = st.recursive(
        budget=st.integers(min_value=1, max_value=8))
 def test_depth_check_counts_nesting_levels(doc: Any, budget: int) -> None:
     assert _within(doc, budget) is (_nesting(doc) <= budget)
+
+
+def _nested(depth: int, innermost: Any, as_dict: bool) -> Any:
+    node = innermost
+    for level in range(depth):
+        node = {f"k{level}": node} if as_dict and level % 2 else [node]
+    return node
+
+
+def _refused(doc: Any) -> bool:
+    try:
+        _check_depth(doc)
+    except BadRequest as exc:
+        assert exc.message == f"JSON nesting deeper than {MAX_DEPTH} levels"
+        return True
+    return False
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+@pytest.mark.parametrize("innermost", [0, "text", [], {}, [1, [2]], {"a": {}}])
+@pytest.mark.parametrize("depth", [1, MAX_DEPTH - 3, MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 300, 600])
+def test_depth_check_refuses_exactly_what_the_walk_refuses(depth: int, innermost: Any, as_dict: bool) -> None:
+    # The check runs on orjson's encoder, padded to MAX_DEPTH; the plain walk is its definition.
+    doc = _nested(depth, innermost, as_dict)
+    assert _refused(doc) is (_nesting(doc) > MAX_DEPTH) is (not _within(doc, MAX_DEPTH))
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 1, MAX_DEPTH + 1])
+def test_depth_check_of_values_the_encoder_refuses(depth: int) -> None:
+    # Not from orjson.loads, but the check still answers by the walk (2**70 is no 64-bit int).
+    doc = _nested(depth - 1, [2**70], as_dict=True)
+    assert _refused(doc) is (depth > MAX_DEPTH)
+
+
+def test_depth_check_on_a_worker_thread() -> None:
+    # Each thread pads with its own lists: a large review is checked on a worker thread.
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(_refused, [_nested(d, 0, False) for d in range(MAX_DEPTH - 20, MAX_DEPTH + 20)] * 10))
+    assert results == [d > MAX_DEPTH for d in range(MAX_DEPTH - 20, MAX_DEPTH + 20)] * 10
+
+
+@given(doc=st.one_of(st.lists(_json_values, max_size=3), st.dictionaries(st.text(max_size=2), _json_values, max_size=3)),
+       depth=st.integers(min_value=MAX_DEPTH - 8, max_value=MAX_DEPTH + 2))
+def test_depth_check_of_any_document(doc: Any, depth: int) -> None:
+    wrapped = _nested(depth - _nesting(doc) if depth > _nesting(doc) else 0, doc, as_dict=False)
+    assert _refused(wrapped) is (_nesting(wrapped) > MAX_DEPTH)
