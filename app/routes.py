@@ -75,8 +75,20 @@ def _is_json(content_type: str | None) -> bool:
     return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
-async def _read_body(request: Request, limit: int, timeout: float) -> bytes:
-    declared = request.headers.get("content-length")
+def _body_headers(scope: Scope) -> tuple[str | None, str | None]:
+    """The request's ``Content-Type`` and ``Content-Length`` (the first of each, as Starlette's
+    ``request.headers.get`` reads them; the server gives header names in lower case)."""
+    content_type = content_length = None
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            if content_type is None:
+                content_type = value.decode("latin-1")
+        elif name == b"content-length" and content_length is None:
+            content_length = value.decode("latin-1")
+    return content_type, content_length
+
+
+async def _read_body(receive: Receive, declared: str | None, limit: int, timeout: float) -> bytes:
     if declared is not None:
         try:
             if int(declared) > limit:
@@ -87,17 +99,40 @@ async def _read_body(request: Request, limit: int, timeout: float) -> bytes:
     size = 0
     try:
         async with asyncio.timeout(timeout):
-            async for chunk in request.stream():
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise ClientDisconnect()
+                if message["type"] != "http.request":
+                    continue
+                chunk = message.get("body", b"")
                 size += len(chunk)
                 if size > limit:
                     raise BadRequest(f"request body exceeds the limit of {limit} bytes", 413)
                 chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
     except TimeoutError:
         raise BadRequest(f"request body not received within {timeout:g} s", 408) from None
     return b"".join(chunks)
 
 
-def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request], Any]:
+async def _answer(send: Send, status: int, body: bytes, json: bool = True) -> None:
+    """Send a whole answer (the headers of Starlette's ``Response(body, status, media_type)``)."""
+    headers = [(b"content-length", b"%d" % len(body))]
+    if json:
+        headers.append((b"content-type", b"application/json"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+ReviewEndpoint = Callable[[Scope, Receive, Send], Coroutine[Any, Any, None]]
+
+
+def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
+    """The ASGI handler of one webhook path (``POST``): it reads the headers and body straight
+    from the ASGI messages and sends the answer as two messages, without Starlette's request and
+    response objects, which a review does not need."""
     path = route.path
     settings = state.settings
     limit = settings.max_conversion_bytes if route.type == "convert" else settings.max_admission_bytes
@@ -125,16 +160,17 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request]
         memory.release()
         return outcome
 
-    async def endpoint(request: Request) -> Response:
+    async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         in_flight.inc()
         try:
-            if not _is_json(request.headers.get("content-type")):
+            content_type, declared = _body_headers(scope)
+            if not _is_json(content_type):
                 raise BadRequest(
-                    f"unsupported Content-Type {request.headers.get('content-type')!r}: expected application/json",
+                    f"unsupported Content-Type {content_type!r}: expected application/json",
                     415,
                 )
-            body = await _read_body(request, limit, settings.body_timeout)
+            body = await _read_body(receive, declared, limit, settings.body_timeout)
             if len(body) > OFFLOAD_BYTES:
                 async with large_reviews:
                     outcome = await anyio.to_thread.run_sync(answer_large, body)
@@ -144,10 +180,12 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request]
             count(exc.code)
             BAD_REQUESTS.labels(path, str(exc.code)).inc()
             log.warning("request rejected", extra={"webhook": path, "code": exc.code, "error": exc.message})
-            return _json(exc.code, {"error": exc.message, "code": exc.code})
+            await _answer(send, exc.code, orjson.dumps({"error": exc.message, "code": exc.code}))
+            return
         except ClientDisconnect:
             count(499)
-            return Response(status_code=499)
+            await _answer(send, 499, b"", json=False)
+            return
         finally:
             in_flight.dec()
         elapsed = time.perf_counter() - started
@@ -157,9 +195,20 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> Callable[[Request]
             _record(path, route.type, outcome, elapsed)
         except Exception as exc:  # observability must never fail a review
             log.error("recording a review failed", extra={"webhook": path, "error": repr(exc)})
-        return Response(outcome.body, media_type="application/json")
+        await _answer(send, 200, outcome.body)
 
     return endpoint
+
+
+class _ReviewRoute:
+    """A webhook path's handler as an ASGI app, so that the router (which sees the other
+    methods, answered 405) takes it as one."""
+
+    def __init__(self, endpoint: ReviewEndpoint) -> None:
+        self.endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.endpoint(scope, receive, send)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -215,15 +264,14 @@ class WebhookApp(FastAPI):
     middleware layers are skipped for them (about a tenth of a small review's CPU time). Every
     other request goes through FastAPI as usual."""
 
-    review_endpoints: dict[str, Callable[[Request], Coroutine[Any, Any, Response]]]
+    review_endpoints: dict[str, ReviewEndpoint]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":
             endpoint = self.review_endpoints.get(scope["path"])
             if endpoint is not None:
                 scope["app"] = self
-                response = await endpoint(Request(scope, receive, send))
-                await response(scope, receive, send)
+                await endpoint(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
 
@@ -267,7 +315,7 @@ def create_app(state: AppState) -> FastAPI:
         return Response(metrics_payload(), media_type=CONTENT_TYPE_LATEST)
 
     app.review_endpoints = {r.path: _review_endpoint(r, state) for r in WEBHOOK_ROUTES}
-    routes = [Route(path, endpoint, methods=["POST"]) for path, endpoint in app.review_endpoints.items()]
+    routes = [Route(path, _ReviewRoute(endpoint), methods=["POST"]) for path, endpoint in app.review_endpoints.items()]
     routes += [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
