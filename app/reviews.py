@@ -167,9 +167,25 @@ def _envelope(doc: Any, kind: str, versions: tuple[str, ...]) -> tuple[str, JSON
     return api_version, request, uid
 
 
+#: The GVKs requests named, each built once (GVK is immutable); cleared when it grows past
+#: _GVK_CACHE_SIZE, as the values come from requests.
+_gvks: dict[tuple[str, str, str], GVK] = {}
+_GVK_CACHE_SIZE = 256
+
+
 def _gvk(value: Any, field: str, required: bool) -> GVK | None:
     if value is None and not required:
         return None
+    if type(value) is dict:
+        group, version, kind = value.get("group", ""), value.get("version", ""), value.get("kind", "")
+        if type(group) is str and type(version) is str and type(kind) is str and version and kind:
+            named = (group, version, kind)
+            gvk = _gvks.get(named)
+            if gvk is None:
+                if len(_gvks) >= _GVK_CACHE_SIZE:
+                    _gvks.clear()
+                gvk = _gvks[named] = GVK(group, version, kind)
+            return gvk
     if not isinstance(value, dict):
         raise InvalidRequest(f"{field}: expected an object with group, version and kind, got {json_type(value)}")
     parts = []
@@ -283,7 +299,7 @@ def admission_input(env: Envelope, expected_gvk: GVK | None = None) -> Admission
         user=_user(request.get("userInfo")),
         object=obj,
         old_object=old,
-        dry_run=bool(dry_run) if isinstance(dry_run, bool) else False,
+        dry_run=dry_run if isinstance(dry_run, bool) else False,
         expected_gvk=expected_gvk,
     )
 

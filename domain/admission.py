@@ -38,8 +38,12 @@ def gvk_mismatch_message(expected: GVK, got: GVK) -> str:
     return f"admission requires {expected}, got {got}; check webhook and CRD conversion configuration"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class UserInfo:
+    """The requesting user. Read-only by convention: not frozen, because a frozen dataclass sets
+    each field through ``object.__setattr__``, which triples its construction cost, paid once per
+    review."""
+
     username: str = ""
     uid: str = ""
     groups: tuple[str, ...] = ()
@@ -62,9 +66,10 @@ class AdmissionSettings:
     cluster_lookups: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AdmissionInput:
-    """One AdmissionReview request, already decoded (objects are plain JSON dicts)."""
+    """One AdmissionReview request, already decoded (objects are plain JSON dicts). Read-only by
+    convention, not frozen, for the reason given at :class:`UserInfo`."""
 
     uid: str
     kind: GVK

@@ -255,3 +255,40 @@ def test_conversion_answer_encoded_object_by_object_is_the_same_bytes(
     assert reviews.conversion_review_encoded(api_version, uid, encoded) == reviews.conversion_review(
         api_version, uid, objects
     )
+
+
+def _read(kind: Any, request_kind: Any = None) -> AdmissionInput:
+    doc = admission_review()
+    doc["request"]["kind"] = kind
+    doc["request"]["requestKind"] = request_kind
+    return reviews.admission_input(reviews.read_admission_review(doc))
+
+
+def test_request_gvks_are_read_once_per_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    kind = {"group": "nvidia.com", "version": "v1beta1", "kind": "DynamoGraphDeployment"}
+    first, second = _read(kind, dict(kind)), _read(dict(kind), dict(kind, version="v1alpha1"))
+    assert first.kind is first.request_kind is second.kind
+    assert (second.kind.api_version, second.kind.kind) == ("nvidia.com/v1beta1", "DynamoGraphDeployment")
+    assert second.request_kind is not None and second.request_kind.version == "v1alpha1"
+    assert _read({"version": "v1", "kind": "Pod"}).kind == reviews.GVK("", "v1", "Pod")
+    # The values come from requests: the memo never holds more than its bound.
+    monkeypatch.setattr(reviews, "_gvks", {})
+    for n in range(3 * reviews._GVK_CACHE_SIZE):
+        assert _read(dict(kind, kind=f"K{n}")).kind.kind == f"K{n}"
+        assert len(reviews._gvks) <= reviews._GVK_CACHE_SIZE
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ({"group": 1, "version": "v1", "kind": "Pod"}, "request.kind.group: expected a string, got integer"),
+        ({"version": "v1", "kind": ["Pod"]}, "request.kind.kind: expected a string, got array"),
+        ({"group": "nvidia.com", "kind": "DynamoModel"}, "request.kind: version and kind are required"),
+        ({"group": "nvidia.com", "version": "v1beta1", "kind": ""}, "request.kind: version and kind are required"),
+        ("DynamoModel", "request.kind: expected an object with group, version and kind, got string"),
+    ],
+)
+def test_malformed_request_gvk_names_the_field(kind: Any, message: str) -> None:
+    with pytest.raises(reviews.InvalidRequest) as caught:
+        _read(kind)
+    assert caught.value.message == message
