@@ -59,6 +59,17 @@ def build_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _rule_budget(row: dict[str, Any], target: float) -> str:
+    """The floor ratio, and what the rules cost beside what they may cost at ``target``: the
+    CPU per request the target allows (echo's over the target ratio) less the floor's."""
+    floor = row["floor_cpu_ms"]
+    budget = row["echo_cpu_ms"] / target - floor
+    text = f"floor {row['floor_ratio']:.1%}"
+    if budget <= 0:
+        return f"{text}: the target is not below it"
+    return f"{text}; rules {row['cpu_ms'] - floor:.3f} ms of a {budget:.3f} ms budget"
+
+
 def _p99_limit(echo_p99: float) -> float:
     return TARGETS["p99_factor"] * echo_p99 + TARGETS["p99_slack_ms"]
 
@@ -77,7 +88,7 @@ def verdicts(results: dict[str, Any], rows: list[dict[str, Any]]) -> list[tuple[
             got = row[key]
             measured = f"{got:.1%}"
             if key == "cpu_ratio" and row["floor_ratio"] is not None:
-                measured += f" (floor {row['floor_ratio']:.1%})"
+                measured += f" ({_rule_budget(row, sc.target)})"
             out.append((f"{sc.title}: throughput vs echo ({label})", wanted, measured, got >= sc.target))
         if sc.p99_target:
             factor, slack = TARGETS["p99_factor"], TARGETS["p99_slack_ms"]
@@ -228,7 +239,9 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
         f'"Floor" is the same server with the rules taken out (`bench/floor_server.py`: the review is '
         f"read, decoded and checked as deployed, then allowed, or its objects returned unchanged; counted "
         f"and logged): its CPU ratio is the most any rule set can reach, so a throughput target above "
-        f"the floor ratio needs a cheaper HTTP layer, not cheaper rules.",
+        f"the floor ratio needs a cheaper HTTP layer, not cheaper rules. Beside each CPU target: the "
+        f"floor ratio, and what the rules cost per request (webhook less floor) against what they may "
+        f"cost at the target (echo's CPU over the target ratio, less the floor).",
         "",
         table(results, rows),
         "",
