@@ -126,14 +126,15 @@ def _problem(node: _Node, value: Any) -> str | None:
 def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
     """None when ``value`` fits ``node``; else (reversed path segments, problem). Paths are only
     built on the way back from a failure, so a clean object costs no string work; a value of an
-    accepted type with no bounds to check costs no call either (``_problem`` is only asked about
-    the others)."""
-    accepted = node.accepted
-    if (accepted is not None and type(value) not in accepted) or node.bounds is not None:
+    accepted type costs no call either when it has no bounds or is an integer within them
+    (``_problem`` is only asked about the others)."""
+    accepted, bounds, kind = node.accepted, node.bounds, type(value)
+    if (accepted is not None and kind not in accepted) or (
+        bounds is not None and (kind is float or (kind is int and not bounds[0] <= value <= bounds[1]))
+    ):
         problem = _problem(node, value)
         if problem is not None:
             return [], problem
-    kind = type(value)
     if kind is dict:
         props, extra = node.props, node.extra
         if props is None and extra is None:
@@ -147,8 +148,11 @@ def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
                 if sub is None:
                     continue
             if sub.leaf:
-                accepted = sub.accepted
-                if (accepted is not None and type(child) not in accepted) or sub.bounds is not None:
+                accepted, bounds, kind = sub.accepted, sub.bounds, type(child)
+                if (accepted is not None and kind not in accepted) or (
+                    bounds is not None
+                    and (kind is float or (kind is int and not bounds[0] <= child <= bounds[1]))
+                ):
                     problem = _problem(sub, child)
                     if problem is not None:
                         return [key], problem
@@ -161,12 +165,16 @@ def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
         items = node.items
         if items is None:
             return None
-        accepted = items.accepted
+        accepted, bounds = items.accepted, items.bounds
         for index, child in enumerate(value):
             if child is None:
                 continue
             if items.leaf:
-                if (accepted is not None and type(child) not in accepted) or items.bounds is not None:
+                kind = type(child)
+                if (accepted is not None and kind not in accepted) or (
+                    bounds is not None
+                    and (kind is float or (kind is int and not bounds[0] <= child <= bounds[1]))
+                ):
                     problem = _problem(items, child)
                     if problem is not None:
                         return [index], problem
