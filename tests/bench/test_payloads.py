@@ -119,7 +119,8 @@ def test_report_lists_every_target(tmp_path: Path) -> None:
         },
         "inprocess": {
             "scenarios": {
-                sc.name: {"body_kib": 1.0, "decode_ms": 0.01, "dispatch_ms": 0.5} for sc in SCENARIOS
+                sc.name: {"body_kib": 1.0, "decode_ms": 0.01, "parse_ms": 0.0125, "dispatch_ms": 0.5}
+                for sc in SCENARIOS
             },
             "conversion": [
                 {"kind": kind, "direction": d, "objects": 1, "ms_per_object": 0.1}
@@ -158,6 +159,7 @@ def test_report_lists_every_target(tmp_path: Path) -> None:
     if has_matplotlib:
         assert (tmp_path / "throughput.png").stat().st_size > 0
     assert "| 0.625 (0.80) |" in text
+    assert f"| {SCENARIOS[0].title} | 1.0 | 0.0100 | 0.0125 | 0.5000 |  |" in text
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=lambda sc: sc.name)
