@@ -119,7 +119,7 @@ def _encoder_refuses(doc: Any) -> bool | None:
     try:
         orjson.dumps(outer)
     except orjson.JSONEncodeError as exc:
-        return True if "ecursion" in str(exc) else None
+        return True if "Recursion limit" in str(exc) else None
     finally:
         inner[0] = None
     return False
@@ -128,7 +128,7 @@ def _encoder_refuses(doc: Any) -> bool | None:
 def _check_depth(doc: Any) -> None:
     """Reject absurdly nested documents before any recursive code sees them.
 
-    orjson's encoder is a depth-limited walk in C, five times as fast as :func:`_within` on a
+    orjson's encoder is a depth-limited walk in C, four times as fast as :func:`_within` on a
     review: with :data:`_PADDING` lists around the document it refuses exactly the documents
     :func:`_within` refuses (``tests/app/test_bad_input.py`` holds the two to each other)."""
     refused = _encoder_refuses(doc) if _PADDING > 0 else None

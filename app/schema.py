@@ -148,10 +148,10 @@ def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
                 if sub is None:
                     continue
             if sub.leaf:
-                accepted, bounds, kind = sub.accepted, sub.bounds, type(child)
-                if (accepted is not None and kind not in accepted) or (
+                accepted, bounds, child_type = sub.accepted, sub.bounds, type(child)
+                if (accepted is not None and child_type not in accepted) or (
                     bounds is not None
-                    and (kind is float or (kind is int and not bounds[0] <= child <= bounds[1]))
+                    and (child_type is float or (child_type is int and not bounds[0] <= child <= bounds[1]))
                 ):
                     problem = _problem(sub, child)
                     if problem is not None:
@@ -170,10 +170,10 @@ def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
             if child is None:
                 continue
             if items.leaf:
-                kind = type(child)
-                if (accepted is not None and kind not in accepted) or (
+                child_type = type(child)
+                if (accepted is not None and child_type not in accepted) or (
                     bounds is not None
-                    and (kind is float or (kind is int and not bounds[0] <= child <= bounds[1]))
+                    and (child_type is float or (child_type is int and not bounds[0] <= child <= bounds[1]))
                 ):
                     problem = _problem(items, child)
                     if problem is not None:

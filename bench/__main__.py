@@ -126,9 +126,10 @@ def _cpu_per_call(
 
 
 def inprocess(scenarios: list[Scenario], budget: float, quick: bool) -> dict[str, Any]:
-    """CPU time per review inside one process (no HTTP): JSON decode of each scenario's body (alone,
-    and with the nesting check, as the server reads it) and its whole dispatch (``review_admission`` / ``review_conversion`` on the decoded review, as
-    the server calls it), and conversion per object of every kind both ways."""
+    """CPU time per review inside one process (no HTTP): JSON decode of each scenario's body
+    (alone, and with the nesting check, as the server reads it) and its whole dispatch
+    (``review_admission`` / ``review_conversion`` on the decoded review, as the server calls it),
+    and conversion per object of every kind both ways."""
     timings: dict[str, Any] = {}
     for sc in scenarios:
         body = orjson.dumps(sc.build())
