@@ -19,7 +19,8 @@ from gocompat.jsonvalue import deep_copy
 __all__ = ["INTERNAL_ERROR", "KindConverter", "Spoke", "convert", "require_object", "unsupported"]
 
 Obj = dict[str, Any]
-# Upstream's text when a converter panics; the original exception is kept as __cause__.
+# Upstream's text when a converter panics; the original exception stays chained to it (as
+# __context__ in both builds: the compiled one does not set __cause__ from `raise ... from`).
 INTERNAL_ERROR = "internal error occurred during conversion"
 
 
@@ -76,7 +77,7 @@ def convert(converter: KindConverter, obj: Obj, desired_api_version: str) -> Obj
     """Convert one object of ``converter.kind`` to ``desired_api_version`` (a new dict).
 
     Raises :class:`ConversionError` with the review failure message; an unexpected exception in
-    a spoke becomes :data:`INTERNAL_ERROR` (the exception kept as ``__cause__``).
+    a spoke becomes :data:`INTERNAL_ERROR`, chained to that exception.
     """
     kind = require_object(obj).get("kind")
     version = obj.get("apiVersion")

@@ -78,12 +78,12 @@ class _Check:
                     n.view(v)
             except Mismatch as exc:
                 self.fail(exc)
-            except Abort as exc:
+            except Abort as abort:
                 if not isinstance(n, _Bytes):
                     raise
                 # a bad base64 string is remembered like a type mismatch, not fatal
                 if self.saved is None:
-                    self.saved = str(exc)
+                    self.saved = str(abort)
 
 
 def decode_error(expr: str, value: Any) -> str | None:

@@ -49,9 +49,10 @@ class Path:
             text = f"{text}.{name}" if text else name
         self._text = text
 
-    @classmethod
-    def _raw(cls, text: str) -> Path:
-        p = cls.__new__(cls)
+    @staticmethod
+    def _raw(text: str) -> Path:
+        # A path whose text is already joined (the dotted form is built by the caller).
+        p = Path()
         p._text = text
         return p
 

@@ -192,7 +192,7 @@ class _Field:
             return _KEEP  # a present pointer is never empty nor zero
         if type(node) is _Struct:
             return _FALSY  # an empty struct is dropped (and is its zero value)
-        if type(node) in (*_FALSY_EMPTY, _Slice, _Map):
+        if type(node) in _FALSY_EMPTY or type(node) in (_Slice, _Map):
             return _FALSY
         return _TEST
 

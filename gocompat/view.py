@@ -37,8 +37,8 @@ def view(expr: str, value: Any) -> Any:
         return node(expr).view(value)
     except Mismatch as exc:
         raise GoTypeError(exc.text()) from None
-    except Abort as exc:
-        raise GoTypeError(str(exc)) from None
+    except Abort as abort:
+        raise GoTypeError(str(abort)) from None
 
 
 def field_order(struct: str) -> dict[str, int]:
@@ -65,8 +65,8 @@ def member_view(struct: str, key: str, value: Any) -> tuple[str, Any] | None:
             exc.struct = n.name
         exc.path[:0] = [*f.via, f.name]
         raise GoTypeError(exc.text()) from None
-    except Abort as exc:
-        raise GoTypeError(str(exc)) from None
+    except Abort as abort:
+        raise GoTypeError(str(abort)) from None
     if (
         (f.drop_empty and f.node.empty(xv))
         or (f.drop_zero and f.node.zero(xv))

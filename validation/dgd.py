@@ -637,9 +637,9 @@ def validate_hub(
         return Decision.allow([*first.warnings, *upd.warnings])
     except PlainError as exc:
         return Decision.deny(str(exc))
-    except alpha.HandlerPanic as exc:
+    except alpha.HandlerPanic as panic:
         # controller-runtime's panic recovery: HTTP 500 with the panic text, warnings dropped.
-        return Decision.deny(f"panic: {exc} [recovered]", code=500, reason="")
+        return Decision.deny(f"panic: {panic} [recovered]", code=500, reason="")
 
 
 def _decision(name: str, errs: list[FieldError], warnings: list[str]) -> Decision:

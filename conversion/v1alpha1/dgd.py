@@ -401,8 +401,8 @@ def to_hub(obj: J) -> J:
                 c = component_to_hub(
                     svc, rs, csave, not hub_origin, rs is not None and rs.get("podTemplate") is not None
                 )
-            except ConversionError as exc:
-                raise ConversionError(f'component "{name}": {exc}') from exc
+            except ConversionError as failed:
+                raise ConversionError(f'component "{name}": {failed}') from failed
             c["name"] = name
             if svc.get("serviceName") and svc["serviceName"] != name:
                 csave["serviceName"] = svc["serviceName"]
@@ -490,8 +490,8 @@ def from_hub(obj: J) -> J:
             csave: J = {"name": name}
             try:
                 a = component_from_hub(c, saved_services.get(name), csave)
-            except ConversionError as exc:
-                raise ConversionError(f'component "{name}": {exc}') from exc
+            except ConversionError as failed:
+                raise ConversionError(f'component "{name}": {failed}') from failed
             a.pop("serviceName", None)
             services[name] = a
             if (
@@ -517,15 +517,17 @@ def from_hub(obj: J) -> J:
             dst.setdefault("services", {})
             if name not in dst["services"]:
                 dst["services"][name] = None
-        for name, a in (dst.get("services") or {}).items():
-            if a is None:
+        # (a service entry may be null here: restored above, or kept from the source)
+        entry: J | None
+        for name, entry in (dst.get("services") or {}).items():
+            if entry is None:
                 continue
             saved = saved_services.get(name)
             if saved is None:
                 continue
             sn = saved.get("serviceName", "")
-            if not a.get("serviceName") and sn and sn != name:
-                a["serviceName"] = sn
+            if not entry.get("serviceName") and sn and sn != name:
+                entry["serviceName"] = sn
     if restored_status is not None:
         saved_rs = restored_status.get("services") or {}
         for name, s in (dst_status.get("services") or {}).items():

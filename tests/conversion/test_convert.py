@@ -82,7 +82,7 @@ def test_unexpected_exception_becomes_internal_error(monkeypatch: pytest.MonkeyP
     with pytest.raises(ConversionError) as info:
         convert(_dgd(), BETA)
     assert str(info.value) == "internal error occurred during conversion"
-    assert isinstance(info.value.__cause__, KeyError)
+    assert isinstance(info.value.__context__, KeyError)
 
 
 def test_type_mismatch_in_live_object_is_reported() -> None:

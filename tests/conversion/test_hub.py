@@ -95,7 +95,7 @@ def test_a_conversion_error_passes_and_anything_else_is_an_internal_error() -> N
     with pytest.raises(ConversionError) as info:
         convert(crashing, _thing("hub"), "example.com/a")
     assert str(info.value) == INTERNAL_ERROR
-    assert isinstance(info.value.__cause__, KeyError)
+    assert isinstance(info.value.__context__, KeyError)
 
 
 def test_every_dynamo_kind_has_a_converter_with_hub_v1beta1() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -558,13 +557,14 @@ def test_v1alpha1_phase_lock_uses_the_converted_phase() -> None:
     assert alpha_run("UPDATE", alpha(new_spec), alpha(old_spec, "Pending")).allowed
 
 
-def test_conversion_failure_is_a_bad_request(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(obj: dict[str, Any], desired: str) -> dict[str, Any]:
-        raise ConversionError("cannot convert")
-
-    monkeypatch.setattr(dgdr, "dgdr_conversion", SimpleNamespace(CONVERTER=SimpleNamespace(convert=broken)))
-    d = dgdr.validate(make_input(ALPHA, KIND, "CREATE", alpha({"model": "m"})), AdmissionContext())
-    assert d.status == {"code": 400, "message": "cannot convert"}
+def test_conversion_failure_is_a_bad_request() -> None:
+    # profilingConfig.config must decode as a JSON object: the conversion fails on a number.
+    bad = alpha({"model": "m", "profilingConfig": {"config": 5}})
+    with pytest.raises(ConversionError) as info:
+        kinds.convert(bad, HUB)
+    d = dgdr.validate(make_input(ALPHA, KIND, "CREATE", bad), AdmissionContext())
+    assert d.status == {"code": 400, "message": str(info.value)}
+    assert str(info.value).startswith("failed to parse ProfilingConfig.Config: ")
     # Hub objects never go through the converter.
     assert dgdr.validate(make_input(HUB, KIND, "CREATE", obj({"model": "m"})), AdmissionContext()).allowed
 
