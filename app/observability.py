@@ -52,6 +52,12 @@ BAD_REQUESTS = Counter(
     "Requests rejected before a review could be read (HTTP 4xx), by status code.",
     ["webhook", "code"],
 )
+BUILD_INFO = Gauge(
+    "dynamo_webhook_build_info",
+    "1 for the running build of the rule layer: compiled (C extensions made by mypyc) or python.",
+    ["build"],
+    multiprocess_mode="max",
+)
 CERT_RELOADS = Counter(
     "dynamo_webhook_serving_cert_reloads_total",
     "Serving certificate reloads from the cert dir, by result.",

@@ -6,8 +6,9 @@ import logging
 import sys
 
 from app import memory
+from app.build import build_kind
 from app.cluster import build_cluster_services, wait_for_pair
-from app.observability import configure_logging
+from app.observability import BUILD_INFO, configure_logging
 from app.routes import create_app
 from app.runtime import (
     DrainingServer,
@@ -27,6 +28,9 @@ log = logging.getLogger("dynamo_webhook.server")
 def serve(settings: Settings) -> int:
     configure_logging(settings.log_format, settings.log_level)
     memory.limit_arenas()
+    build = build_kind()
+    BUILD_INFO.labels(build).set(1)
+    log.info("rule layer loaded", extra={"build": build})
     if settings.workers > 1:
         return serve_workers(settings)
     try:

@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from app.build import build_kind
 from app.reviews import parse_json
 from bench import bench_conversion, payloads
 from bench.harness import (
@@ -198,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             "cpus": os.cpu_count(),
             "loadavg_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
             "python": platform.python_version(),
+            "build": build_kind(),
             "duration": args.duration,
             "latency_duration": latency_duration(args.duration),
             "command": " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])]),

@@ -217,6 +217,13 @@ def chart(rows: list[dict[str, Any]], path: Path) -> bool:
     return True
 
 
+BUILDS = {
+    "compiled": "compiled (the rule layer's C extensions made by mypyc, as the image runs; `scripts/compiled`)",
+    "python": "Python (the rule layer from its sources, as `scripts/serve` runs)",
+    "mixed": "mixed (some rule modules compiled, some from source: not a build that is shipped)",
+}
+
+
 def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_chart: bool) -> str:
     v = verdicts(results, rows)
     meta = results["meta"]
@@ -225,6 +232,8 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
         "",
         f"Run {meta['date']} on {meta['machine']} ({meta['cpus']} CPUs, load average at start "
         f"{meta['loadavg_start']}), Python {meta['python']}. Command: `{meta['command']}`.",
+        "",
+        f"Build: {BUILDS[meta.get('build', 'python')]}.",
         "",
         f"One process each, TLS, keep-alive HTTP/1.1; closed loop for {meta['duration']:g} s per scenario "
         f"(16 connections; 2 for conversion), then latency either open loop at a fixed rate "

@@ -1,12 +1,17 @@
-"""Suite-wide test configuration: hypothesis profiles and the ``e2e`` marker.
+"""Suite-wide test configuration: hypothesis profiles, the ``e2e`` marker, the build under test.
 
 ``default`` (CI) runs 300 examples per property; ``deep`` runs 5000:
 ``pytest --hypothesis-profile=deep``. Properties rely on the profile's ``max_examples``
 rather than fixing their own count, so the deep profile reaches every law.
+
+``DYNAMO_WEBHOOK_EXPECT_BUILD=compiled`` (or ``python``) makes the run refuse to start unless the
+rule layer is that build (``app/build.py``): ``scripts/test`` sets it when it runs the suite from
+the compiled tree, so a missing extension cannot pass as a compiled run.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -23,6 +28,20 @@ settings.register_profile(
 )
 settings.register_profile("deep", parent=settings.get_profile("default"), max_examples=5000)
 settings.load_profile("default")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    expected = os.environ.get("DYNAMO_WEBHOOK_EXPECT_BUILD")
+    if not expected:
+        return
+    from app.build import build_kind, source_modules
+
+    running = build_kind()
+    if running != expected:
+        raise pytest.UsageError(
+            f"DYNAMO_WEBHOOK_EXPECT_BUILD={expected}, but the rule layer imported from here is the "
+            f"{running} build (from source: {', '.join(source_modules()) or 'none'})"
+        )
 
 
 @pytest.hookimpl(tryfirst=True)

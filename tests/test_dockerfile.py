@@ -112,7 +112,7 @@ def test_installs_only_from_the_lock_files() -> None:
         if " -r " in command:
             assert "--require-hashes" in command and "--only-binary=:all:" in command, command
             lock = command.split(" -r ", 1)[1].split()[0]
-            assert Path(lock).name in {"build.txt", "runtime.txt"}, command
+            assert Path(lock).name in {"build.txt", "runtime.txt", "compile.txt"}, command
             assert (ROOT / "requirements" / Path(lock).name).is_file(), command
         else:
             # the project's own wheel: built and installed without resolving anything
@@ -120,6 +120,13 @@ def test_installs_only_from_the_lock_files() -> None:
     final = [c for stage, c in commands if stage == len(stages()) - 1]
     assert any("runtime.txt" in c for c in final), "the final stage must install the runtime lock"
     assert not any(re.search(r"requirements/(test|bench)\.txt", c) for _, c in commands)
+    assert not any("compile.txt" in c for stage, c in commands if stage == len(stages()) - 1)
+
+
+def test_the_wheel_is_the_compiled_build() -> None:
+    build = " ".join(arg for word, arg in stages()[0] if word in ("RUN", "COPY"))
+    assert "DYNAMO_WEBHOOK_COMPILE=1 python -m pip wheel" in build
+    assert "setup.py" in build and "requirements/compile.txt" in build
 
 
 def dockerignore_glob(pattern: str) -> re.Pattern[str]:

@@ -2,7 +2,7 @@
 
 Every entry is pinned (``==``) with sha256 hashes; every dependency pyproject.toml asks for is
 locked, as pyproject.toml's, at a version inside its range; nothing is locked that nothing asks for;
-the four sets pin shared packages identically; the dependencies of every locked package, read from
+the five sets pin shared packages identically; the dependencies of every locked package, read from
 the installed metadata, are locked too; and the venv holds exactly the locked versions.
 """
 
@@ -25,7 +25,7 @@ REQUIREMENTS = ROOT / "requirements"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 LOCK_SCRIPT = (ROOT / "scripts" / "lock").read_text()
 FROM_PYPROJECT = "dynamo-webhook (pyproject.toml)"
-SETS = ("build", "runtime", "test", "bench")
+SETS = ("build", "runtime", "test", "bench", "compile")
 
 _ENTRY = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^\s;\\]+)(?:\s*;[^\\]*)?\s*\\?$")
 _HASH = re.compile(r"^\s+--hash=sha256:([0-9a-f]{64})\s*\\?$")
@@ -105,6 +105,7 @@ def roots(pyproject: dict[str, Any], set_name: str) -> list[Requirement]:
         "runtime": project["dependencies"],
         "test": [*project["dependencies"], *extras.get("test", [])],
         "bench": [*project["dependencies"], *extras.get("test", []), *extras.get("bench", [])],
+        "compile": [*project["dependencies"], *extras.get("compile", [])],
     }[set_name]
     return [r for r in map(Requirement, asked) if applies(r, set())]
 
@@ -156,6 +157,7 @@ def test_lock_agrees_with_pyproject(set_name: str) -> None:
 def test_sets_pin_shared_packages_identically() -> None:
     all_locks = locks()
     assert set(all_locks["runtime"]) <= set(all_locks["test"]) <= set(all_locks["bench"])
+    assert set(all_locks["runtime"]) <= set(all_locks["compile"])
     for a in SETS:
         for b in SETS:
             for name in set(all_locks[a]) & set(all_locks[b]):
