@@ -76,11 +76,12 @@ _BOUNDS: dict[str, tuple[float, float]] = {
 }
 
 
-class _GoMessage(str):
-    """A complete message (Go's decoder text), not a problem to prefix with its path."""
+# A problem: its text, and whether that text is complete (Go's decoder message, which names the
+# field itself) rather than to be prefixed with the path.
+_Problem = tuple[str, bool]
 
 
-def _out_of_range(node: _Node, value: Any) -> _GoMessage | None:
+def _out_of_range(node: _Node, value: Any) -> _Problem | None:
     bounds = node.bounds
     if bounds is None or type(value) not in (int, float) or bounds[0] <= value <= bounds[1]:
         return None
@@ -89,7 +90,7 @@ def _out_of_range(node: _Node, value: Any) -> _GoMessage | None:
     else:
         text = repr(value) if type(value) is float else str(value)
     where, go_type = node.go
-    return _GoMessage(unmarshal_text(f"number {text}", go_type, where))
+    return unmarshal_text(f"number {text}", go_type, where), True
 
 
 @functools.cache
@@ -117,13 +118,13 @@ def _wrong(node: _Node, value: Any) -> bool:
     return not (node.integral and type(value) is float and value.is_integer())
 
 
-def _problem(node: _Node, value: Any) -> str | None:
+def _problem(node: _Node, value: Any) -> _Problem | None:
     if _wrong(node, value):
-        return f"expected {node.expected}, got {json_type(value)}"
+        return f"expected {node.expected}, got {json_type(value)}", False
     return _out_of_range(node, value) if node.bounds is not None else None
 
 
-def _check(value: Any, node: _Node) -> tuple[list[str | int], str] | None:
+def _check(value: Any, node: _Node) -> tuple[list[str | int], _Problem] | None:
     """None when ``value`` fits ``node``; else (reversed path segments, problem). Paths are only
     built on the way back from a failure, so a clean object costs no string work; a value of an
     accepted type costs no call either when it has no bounds or is an integer within them
@@ -197,9 +198,9 @@ def first_type_error(obj: Any, api_version: str, kind: str, root: str = "") -> s
     found = _check(obj, node)
     if found is None:
         return None
-    segments, problem = found
-    if isinstance(problem, _GoMessage):
-        return str(problem)
+    segments, (problem, complete) = found
+    if complete:
+        return problem
     path = root
     for segment in reversed(segments):
         if isinstance(segment, int):
