@@ -1,6 +1,6 @@
 """Build script. The package's metadata is in pyproject.toml; this file adds only the compiled build.
 
-With ``DYNAMO_WEBHOOK_COMPILE=1`` in the environment, the rule layer (the packages named in
+With ``DYNAMO_WEBHOOK_COMPILE=1`` in the environment, the rule layer (the modules named in
 ``app/build.py``: typed, pure functions on plain data) is compiled with mypyc into C extensions,
 which Python imports in place of the sources beside them. It needs mypy (``requirements/compile.txt``)
 and a C compiler; the image is built this way. Without the variable the build is pure Python and
@@ -22,12 +22,15 @@ ROOT = Path(__file__).resolve().parent
 def compiled_sources() -> list[str]:
     """The files the compiled build compiles: every module of the rule layer but package inits."""
     # app/build.py is read as a file: importing the `app` package would need its dependencies.
-    packages = runpy.run_path(str(ROOT / "app" / "build.py"))["COMPILED_PACKAGES"]
+    build = runpy.run_path(str(ROOT / "app" / "build.py"))
     return sorted(
-        path.relative_to(ROOT).as_posix()
-        for package in packages
-        for path in (ROOT / package).rglob("*.py")
-        if path.name != "__init__.py"
+        [
+            path.relative_to(ROOT).as_posix()
+            for package in build["COMPILED_PACKAGES"]
+            for path in (ROOT / package).rglob("*.py")
+            if path.name != "__init__.py"
+        ]
+        + [module.replace(".", "/") + ".py" for module in build["COMPILED_MODULES"]]
     )
 
 

@@ -1,9 +1,11 @@
 """Which build of the rule layer is running: the Python sources, or the C extensions mypyc made of them.
 
-The rule layer is the packages below: pure functions on plain data, typed throughout (mypy
---strict). ``setup.py`` compiles exactly these when ``DYNAMO_WEBHOOK_COMPILE=1`` (the image's
-build); Python then imports each module's extension in place of its source. The answers are the
-same either way (the test suite runs against both builds); the compiled one is faster.
+The rule layer is the packages below, and the structural type check every object goes through
+(``app.schema``): pure functions on plain data, typed throughout (mypy --strict). ``setup.py``
+compiles exactly these when ``DYNAMO_WEBHOOK_COMPILE=1`` (the image's build); Python then imports
+each module's extension in place of its source. The rest of ``app`` (HTTP, CLI, settings) stays
+Python. The answers are the same either way (the test suite runs against both builds); the
+compiled one is faster.
 
 The service logs the build at start and exports it as ``dynamo_webhook_build_info``; the test
 suite refuses to run as the compiled build when any module would come from its source.
@@ -18,11 +20,12 @@ import pkgutil
 from typing import Literal
 
 COMPILED_PACKAGES = ("conversion", "defaulting", "domain", "gocompat", "kinds", "validation")
+COMPILED_MODULES = ("app.schema",)
 
 
 def rule_modules() -> list[str]:
-    """The modules of the rule layer that the compiled build compiles (all but package inits)."""
-    names: list[str] = []
+    """The modules the compiled build compiles: the packages' (all but their inits) and the others."""
+    names: list[str] = list(COMPILED_MODULES)
     for package in COMPILED_PACKAGES:
         spec = importlib.util.find_spec(package)
         if spec is None or not spec.submodule_search_locations:

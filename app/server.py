@@ -56,6 +56,7 @@ def serve(settings: Settings) -> int:
     if settings.print_curl:
         print("dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file) + "\n", flush=True)
     server = DrainingServer(config, state, settings.drain_seconds)
+    memory.tune_gc(settings.gc_threshold)
     services.start()
     try:
         server.run()

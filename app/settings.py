@@ -65,6 +65,12 @@ class Settings(BaseSettings):
         description="Seconds serve keeps answering after SIGTERM (readiness already false) before it closes "
         "the listener.",
     )
+    gc_threshold: int = Field(
+        10_000,
+        ge=0,
+        description="Allocations between two collections of the garbage collector's youngest generation "
+        "(Python's default is 700; 0 keeps it). Start-up objects are frozen out of collection either way.",
+    )
     log_format: Literal["json", "text"] = Field("json", description="Log format: json (one object per line) or text.")
     log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="Log level.")
     max_admission_bytes: int = Field(7 * MiB, gt=0, description="Largest AdmissionReview body accepted (413 above).")

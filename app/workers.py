@@ -161,6 +161,7 @@ def worker_main(
     state.background.append(reloader.watch)
     config = uvicorn_config(settings, create_app(state), reloader, cert_file, key_file)
     server = DrainingServer(config, state, settings.drain_seconds)
+    memory.tune_gc(settings.gc_threshold)
     log.info("worker started", extra={"worker": index, "pid": os.getpid()})
     services.start()
     try:
