@@ -32,6 +32,24 @@ def json_type(value: Any, *, go: bool = False) -> str:
     return "object"
 
 
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two decoded JSON values are the same: ``==`` with the value types too, so ``true``,
+    ``1`` and ``1.0`` differ at any depth (``==`` takes them for one value). Object key order does
+    not matter, nor does the sign of a zero, as for ``==`` and for Go's decoded values."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        if len(a) != len(b):
+            return False
+        return all(key in b and same_json(value, b[key]) for key, value in a.items())
+    if kind is list:
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
 def deep_copy(v: Any) -> Any:
     """Copy a JSON value (dicts and lists are rebuilt, scalars shared)."""
     if isinstance(v, (dict, list)):
