@@ -30,6 +30,9 @@ from gocompat.errors import unmarshal_text
 from gocompat.jsonvalue import json_type
 
 Skeleton = dict[str, Any]
+# The least and greatest value of a Go number type: exact integers for the integer types (a float
+# bound would round 2**63 - 1 up and let 2**63 pass), floats for float32.
+_Bounds = tuple[int | float, int | float]
 
 class _Node:
     """A compiled skeleton node: the exact Python types a value may have (None: anything), and
@@ -43,7 +46,7 @@ class _Node:
         self.expected: str = expected or ""
         self.accepted: frozenset[type] | None = None if "x" in skel or not expected else _ACCEPTED.get(expected)
         self.integral = expected == "integer"  # a float with an integral value also decodes into an int
-        self.bounds: tuple[float, float] | None = _BOUNDS.get(skel.get("f", ""))
+        self.bounds: _Bounds | None = _BOUNDS.get(skel.get("f", ""))
         self.go = (skel.get("g", ""), skel.get("f", ""))
         self.props: dict[str, _Node] | None = (
             {k: _Node(v) for k, v in skel["p"].items()} if "p" in skel and "x" not in skel else None
@@ -67,7 +70,7 @@ _ACCEPTED: dict[str, frozenset[type]] = {
 
 _FLOAT32_MAX = 3.4028234663852886e38
 # The range of each Go number type a skeleton names (Go's int is 64 bits wide).
-_BOUNDS: dict[str, tuple[float, float]] = {
+_BOUNDS: dict[str, _Bounds] = {
     **{f"int{b}": (-(2 ** (b - 1)), 2 ** (b - 1) - 1) for b in (8, 16, 32, 64)},
     **{f"uint{b}": (0, 2**b - 1) for b in (8, 16, 32, 64)},
     "int": (-(2**63), 2**63 - 1),
