@@ -1,7 +1,8 @@
 """Which build of the rule layer is running: the Python sources, or the C extensions mypyc made of them.
 
-The rule layer is the packages below, and the structural type check every object goes through
-(``app.schema``): pure functions on plain data, typed throughout (mypy --strict). ``setup.py``
+The rule layer is the packages below, and the modules of ``app`` a review goes through between
+its decoded body and its encoded answer (the envelopes, the dispatch, its errors, the structural
+type check): pure functions on plain data, typed throughout (mypy --strict). ``setup.py``
 compiles exactly these when ``DYNAMO_WEBHOOK_COMPILE=1`` (the image's build); Python then imports
 each module's extension in place of its source. The rest of ``app`` (HTTP, CLI, settings) stays
 Python. The answers are the same either way (the test suite runs against both builds); the
@@ -20,7 +21,7 @@ import pkgutil
 from typing import Literal
 
 COMPILED_PACKAGES = ("conversion", "defaulting", "domain", "gocompat", "kinds", "validation")
-COMPILED_MODULES = ("app.schema",)
+COMPILED_MODULES = ("app.dispatch", "app.errors", "app.reviews", "app.schema")
 
 
 def rule_modules() -> list[str]:
