@@ -143,7 +143,9 @@ def _check(value: Any, node: _Node) -> tuple[list[str | int], _Problem] | None:
         props, extra = node.props, node.extra
         if props is None and extra is None:
             return None
-        for key, child in value.items():
+        # Typed names for the container (here and below) let the compiled build iterate it directly.
+        members: dict[str, Any] = value
+        for key, child in members.items():
             if child is None:
                 continue
             sub = props.get(key) if props is not None else None
@@ -170,7 +172,8 @@ def _check(value: Any, node: _Node) -> tuple[list[str | int], _Problem] | None:
         if items is None:
             return None
         accepted, bounds = items.accepted, items.bounds
-        for index, child in enumerate(value):
+        elements: list[Any] = value
+        for index, child in enumerate(elements):
             if child is None:
                 continue
             if items.leaf:

@@ -7,7 +7,7 @@ import base64
 import binascii
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from gocompat import view as goview
@@ -40,7 +40,7 @@ def decode(value: Any, kind: Kind, path: str = "", decoding: Decoding = VIEW) ->
     return _decoder(kind, decoding)(value, path)
 
 
-def decode_struct(value: Mapping[str, Any], schema: Struct, decoding: Decoding = VIEW) -> dict[str, Any]:
+def decode_struct(value: dict[str, Any], schema: Struct, decoding: Decoding = VIEW) -> dict[str, Any]:
     """Decode the members of an object into ``schema`` (``value`` is known to be an object)."""
     return _struct_decoders(schema, decoding)[0](value)  # type: ignore[no-any-return]
 
@@ -152,7 +152,8 @@ def _decode_stringmap(value: Any, path: str) -> Any:
     if not isinstance(value, dict):
         raise _mismatch(value, "map[string]string", path)
     out: dict[str, Any] = {}
-    for k, v in value.items():
+    members: dict[str, Any] = value  # (typed: the compiled build iterates it directly)
+    for k, v in members.items():
         if v is None:
             out[k] = ""
         elif not isinstance(v, str):
@@ -212,14 +213,16 @@ def _decoder(kind: Kind, decoding: Decoding) -> Decoder:
         def decode_list(value: Any, path: str) -> Any:
             if not isinstance(value, list):
                 raise _mismatch(value, "slice", path)
-            return [None if v is None else elem(v, path) for v in value]
+            items: list[Any] = value
+            return [None if v is None else elem(v, path) for v in items]
 
         return decode_list
 
     def decode_map(value: Any, path: str) -> Any:
         if not isinstance(value, dict):
             raise _mismatch(value, "map", path)
-        return {k: (None if v is None else elem(v, path)) for k, v in value.items()}
+        members: dict[str, Any] = value
+        return {k: (None if v is None else elem(v, path)) for k, v in members.items()}
 
     return decode_map
 
@@ -237,7 +240,8 @@ def _value_collection_decoder(kind: ListOf | MapOf, decoding: Decoding) -> Decod
             if not isinstance(value, list):
                 raise _mismatch(value, "slice", path)
             out: list[Any] = []
-            for x in value:
+            items: list[Any] = value
+            for x in items:
                 if x is not None:
                     try:
                         out.append(elem(x, path))
@@ -255,7 +259,8 @@ def _value_collection_decoder(kind: ListOf | MapOf, decoding: Decoding) -> Decod
         if not isinstance(value, dict):
             raise _mismatch(value, "map", path)
         out: dict[str, Any] = {}
-        for k, x in value.items():
+        members: dict[str, Any] = value
+        for k, x in members.items():
             if x is None:
                 out[k] = map_zero
                 continue
@@ -283,7 +288,7 @@ def _verbatim(kind: Kind) -> type | None:
 
 
 @functools.cache
-def _struct_decoders(schema: Struct, decoding: Decoding) -> tuple[Callable[[Mapping[str, Any]], Any], Decoder]:
+def _struct_decoders(schema: Struct, decoding: Decoding) -> tuple[Callable[[dict[str, Any]], Any], Decoder]:
     """(the decoder of an object's members, the decoder of a value)."""
     fields = _value_fields_decoder(schema, decoding) if decoding.values else _view_fields_decoder(schema)
 
@@ -295,7 +300,7 @@ def _struct_decoders(schema: Struct, decoding: Decoding) -> tuple[Callable[[Mapp
     return fields, decoder
 
 
-def _view_fields_decoder(schema: Struct) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+def _view_fields_decoder(schema: Struct) -> Callable[[dict[str, Any]], dict[str, Any]]:
     table: dict[str, _ViewEntry] = {}
     fold: dict[str, _ViewEntry] = {}
     for f in schema.fields:
@@ -308,7 +313,7 @@ def _view_fields_decoder(schema: Struct) -> Callable[[Mapping[str, Any]], dict[s
         fold[f.name.casefold()] = entry
     go = schema.go
 
-    def fields_decoder(value: Mapping[str, Any]) -> dict[str, Any]:
+    def fields_decoder(value: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, raw in value.items():
             e: _ViewEntry | None = table.get(key)
@@ -336,7 +341,7 @@ def _view_fields_decoder(schema: Struct) -> Callable[[Mapping[str, Any]], dict[s
     return fields_decoder
 
 
-def _value_fields_decoder(schema: Struct, decoding: Decoding) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+def _value_fields_decoder(schema: Struct, decoding: Decoding) -> Callable[[dict[str, Any]], dict[str, Any]]:
     table: dict[str, _ValueEntry] = {}
     for f in schema.fields:
         kind = f.kind
@@ -346,7 +351,7 @@ def _value_fields_decoder(schema: Struct, decoding: Decoding) -> Callable[[Mappi
     fold = {k.lower(): e for k, e in table.items()} if decoding.fold else {}
     strict, go = decoding.strict, schema.go
 
-    def fields_decoder(value: Mapping[str, Any]) -> dict[str, Any]:
+    def fields_decoder(value: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, raw in value.items():
             e = table.get(key)

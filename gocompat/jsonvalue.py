@@ -42,11 +42,16 @@ def same_json(a: Any, b: Any) -> bool:
     if kind is not type(b):
         return False
     if kind is dict:
-        if len(a) != len(b):
+        # (typed names let the compiled build use its dict and list operations directly)
+        ad: dict[str, Any] = a
+        bd: dict[str, Any] = b
+        if len(ad) != len(bd):
             return False
-        return all(key in b and same_json(value, b[key]) for key, value in a.items())
+        return all(key in bd and same_json(value, bd[key]) for key, value in ad.items())
     if kind is list:
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+        al: list[Any] = a
+        bl: list[Any] = b
+        return len(al) == len(bl) and all(same_json(x, y) for x, y in zip(al, bl, strict=True))
     return bool(a == b)
 
 

@@ -86,14 +86,15 @@ class _Slice(_Of):
         if type(v) is not list:
             raise self.mismatch(v)
         elem = self.elem
+        items: list[Any] = v  # (typed names let the compiled build use list and dict operations)
         if type(elem) is _Scalar:
             json_type = elem.json_type
-            for x in v:  # (a loop: cheaper than all() over a generator for these short lists)
+            for x in items:  # (a loop: cheaper than all() over a generator for these short lists)
                 if type(x) is not json_type:
                     break
             else:
-                return list(v)
-        return [elem.null_view() if x is None else elem.view(x) for x in v]
+                return list(items)
+        return [elem.null_view() if x is None else elem.view(x) for x in items]
 
     def empty(self, v: Any) -> bool:
         return not v
@@ -121,15 +122,16 @@ class _Map(_Node):
         if type(v) is not dict:
             raise self.mismatch(v)
         elem = self.elem
-        keys = sorted(v)  # Go writes a map with its keys sorted (by bytes: code point order)
+        members: dict[str, Any] = v
+        keys = sorted(members)  # Go writes a map with its keys sorted (by bytes: code point order)
         if type(elem) is _Scalar:
             json_type = elem.json_type
-            for x in v.values():
+            for x in members.values():
                 if type(x) is not json_type:
                     break
             else:
-                return {k: v[k] for k in keys}
-        return {k: elem.null_view() if (x := v[k]) is None else elem.view(x) for k in keys}
+                return {k: members[k] for k in keys}
+        return {k: elem.null_view() if (x := members[k]) is None else elem.view(x) for k in keys}
 
     def empty(self, v: Any) -> bool:
         return not v
@@ -227,7 +229,8 @@ class _Struct(_Node):
         out: dict[str, Any] = {}
         fields = self.fields
         last, disorder = -1, False
-        for k, x in v.items():
+        members: dict[str, Any] = v
+        for k, x in members.items():
             f = fields.get(k)
             if f is None:
                 f = self.folded.get(k.lower())
@@ -296,7 +299,8 @@ class _Struct(_Node):
     def is_zero(self, v: Any, skip: str = "") -> bool:
         """``skip``: a member left out of the test."""
         fields = self.fields
-        for k, x in v.items():
+        members: dict[str, Any] = v
+        for k, x in members.items():
             if x is None or k == skip:
                 continue
             f = fields.get(k)
