@@ -22,7 +22,7 @@ import orjson
 
 from app.errors import BadRequest, InvalidRequest
 from domain.admission import GVK, AdmissionInput, Decision, Operation, UserInfo
-from gocompat.jsonvalue import json_type, same_json
+from gocompat.jsonvalue import json_type
 
 ADMISSION_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 CONVERSION_VERSIONS = ("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1")
@@ -328,8 +328,17 @@ def _pointer(parts: list[str]) -> str:
     return "".join("/" + (p.replace("~", "~0").replace("/", "~1") if "~" in p or "/" in p else p) for p in parts)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON: ``true`` is not ``1`` and ``1`` is not ``1.0`` (Python's ``==`` says they are)."""
+    if type(a) is not type(b) or a != b:
+        return False
+    if isinstance(a, (dict, list)):
+        return orjson.dumps(a) == orjson.dumps(b)  # same text: no bool/int/float confusion inside
+    return True
+
+
 def _diff(original: Any, patched: Any, parts: list[str], ops: list[JSONObject]) -> None:
-    if same_json(original, patched):
+    if _same(original, patched):
         return
     if isinstance(original, dict) and isinstance(patched, dict):
         for key, value in patched.items():
