@@ -32,29 +32,6 @@ def json_type(value: Any, *, go: bool = False) -> str:
     return "object"
 
 
-def same_json(a: Any, b: Any) -> bool:
-    """Whether two decoded JSON values are the same: ``==`` with the value types too, so ``true``,
-    ``1`` and ``1.0`` differ at any depth (``==`` takes them for one value). Object key order does
-    not matter, nor does the sign of a zero, as for ``==`` and for Go's decoded values."""
-    if a is b:
-        return True
-    kind = type(a)
-    if kind is not type(b):
-        return False
-    if kind is dict:
-        # (typed names let the compiled build use its dict and list operations directly)
-        ad: dict[str, Any] = a
-        bd: dict[str, Any] = b
-        if len(ad) != len(bd):
-            return False
-        return all(key in bd and same_json(value, bd[key]) for key, value in ad.items())
-    if kind is list:
-        al: list[Any] = a
-        bl: list[Any] = b
-        return len(al) == len(bl) and all(same_json(x, y) for x, y in zip(al, bl, strict=True))
-    return bool(a == b)
-
-
 def deep_copy(v: Any) -> Any:
     """Copy a JSON value (dicts and lists are rebuilt, scalars shared)."""
     if isinstance(v, (dict, list)):

@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+import orjson
+
 from domain.admission import InferencePoolProbe
 from domain.constants import SCOPE_COMPONENT, SCOPE_LEADER, SCOPE_WORKER
 from gocompat.fielderrors import FieldError, GoJSON, Path, forbidden, invalid, required
-from gocompat.jsonvalue import same_json
 from validation import failover, provider_override, runtime_version, topology
 from validation.objects import (
     JSON,
@@ -201,7 +202,8 @@ def component_update_errors(
     field by field: every rule here compares the two states and finds nothing when they are
     equal, except the GPU Memory Service check of the new state, which alone runs
     (``tests/validation/test_update_unchanged.py`` pins this to the full comparison)."""
-    if same_json(new, old):  # (``==`` alone would take 1, 1.0 and true for the same value)
+    if new == old and orjson.dumps(new) == orjson.dumps(old):
+        # ``==`` alone would take 1, 1.0 and true for the same value; the encodings do not.
         if not validate_gms_new_state:
             return []
         return failover.gms_new_state_errors(
