@@ -32,6 +32,7 @@ from app.reviews import (
 )
 from app.schema import first_type_error
 from conversion.errors import ConversionError
+from conversion.hub import without_managed_fields
 from domain.admission import GVK, AdmissionContext, AdmissionInput
 from gocompat.jsonvalue import json_type
 
@@ -171,17 +172,6 @@ def _restore_metadata(src: dict[str, Any], out: dict[str, Any]) -> None:
     out["metadata"] = merged
 
 
-def _conversion_input(obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` as a converter needs it. No converter reads ``metadata.managedFields``, the bulk of
-    a stored object's metadata, and the answer keeps the source metadata (see
-    :func:`_restore_metadata`): they are left out instead of being copied into the converted
-    object and dropped again."""
-    meta = obj.get("metadata")
-    if type(meta) is not dict or "managedFields" not in meta:
-        return obj
-    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
-
-
 def _converted(objects: list[Any], desired: str) -> Iterator[tuple[dict[str, Any], tuple[str, str]]]:
     """Each object converted, with its (kind, "v1alpha1->v1beta1"), in order; the first failure
     raises :class:`ConversionFailure` naming the object (the converter's own text first, as
@@ -196,7 +186,7 @@ def _converted(objects: list[Any], desired: str) -> Iterator[tuple[dict[str, Any
             # drop a field it cannot read).
             raise ConversionFailure(f"{problem} ({describe_object(obj, index)})")
         try:
-            out = kinds.convert(_conversion_input(obj), desired)
+            out = kinds.convert(without_managed_fields(obj), desired)
         except Exception as exc:
             if isinstance(exc, ConversionError):
                 raise ConversionFailure(f"{exc} ({describe_object(obj, index)})") from exc

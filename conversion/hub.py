@@ -16,7 +16,15 @@ from typing import Any
 from conversion.errors import ConversionError
 from gocompat.jsonvalue import deep_copy
 
-__all__ = ["INTERNAL_ERROR", "KindConverter", "Spoke", "convert", "require_object", "unsupported"]
+__all__ = [
+    "INTERNAL_ERROR",
+    "KindConverter",
+    "Spoke",
+    "convert",
+    "require_object",
+    "unsupported",
+    "without_managed_fields",
+]
 
 Obj = dict[str, Any]
 # Upstream's text when a converter panics; the original exception stays chained to it (as
@@ -61,6 +69,19 @@ def require_object(obj: Any) -> Obj:
     if not isinstance(obj, dict):
         raise ConversionError(f"cannot convert a {type(obj).__name__}: expected a JSON object")
     return obj
+
+
+def without_managed_fields(obj: Obj) -> Obj:
+    """``obj`` without ``metadata.managedFields`` (``obj`` itself when it has none; never mutated).
+
+    No converter reads the field tracking of a stored object, often the bulk of its metadata,
+    yet every spoke copies the metadata it converts: a caller that only reads the converted
+    object (the admission rules), or that puts the source metadata back afterwards (the
+    ConversionReview answer), converts this instead and saves that copy."""
+    meta = obj.get("metadata")
+    if type(meta) is not dict or "managedFields" not in meta:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
 
 
 def unsupported(kind: Any, desired_api_version: str, api_versions: tuple[str, ...]) -> ConversionError:

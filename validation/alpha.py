@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from conversion.hub import KindConverter
+from conversion.hub import KindConverter, without_managed_fields
 from domain.constants import (
     ANN_DCD_SPEC,
     ANN_DGD_SPEC,
@@ -45,7 +45,9 @@ class HandlerPanic(Exception):
 
 
 def to_hub(obj: JSON, converter: KindConverter) -> JSON:
-    return converter.convert(obj, HUB_API_VERSION)
+    """``obj`` in the hub version, for the rules to read. No rule reads ``metadata.managedFields``:
+    it is left out rather than copied with the rest of the metadata."""
+    return converter.convert(without_managed_fields(obj), HUB_API_VERSION)
 
 
 # --- cheap hub-side pre-filters ---------------------------------------------------------------

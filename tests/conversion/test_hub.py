@@ -108,3 +108,18 @@ def test_every_dynamo_kind_has_a_converter_with_hub_v1beta1() -> None:
     }
     for converter in converters.values():
         assert converter.api_versions == ("nvidia.com/v1alpha1", "nvidia.com/v1beta1")
+
+
+def test_without_managed_fields_leaves_the_rest_and_the_input_alone() -> None:
+    from conversion.hub import without_managed_fields
+
+    obj: dict[str, Any] = {
+        "kind": "K",
+        "metadata": {"name": "a", "managedFields": [{"manager": "m"}], "labels": {"l": "v"}},
+        "spec": {"x": 1},
+    }
+    out = without_managed_fields(obj)
+    assert out == {"kind": "K", "metadata": {"name": "a", "labels": {"l": "v"}}, "spec": {"x": 1}}
+    assert obj["metadata"]["managedFields"] == [{"manager": "m"}]
+    for same in ({"kind": "K"}, {"metadata": None}, {"metadata": {"name": "a"}}):
+        assert without_managed_fields(same) is same

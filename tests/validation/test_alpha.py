@@ -298,3 +298,27 @@ def test_alpha_dcd_update_image_ratchet() -> None:
         update(new, old), DCD, "c", ["spec.extraPodSpec.mainContainer.image: Required value: is required"]
     )
     assert_allowed(update(copy.deepcopy(new), new))
+
+
+def test_the_rules_read_a_v1alpha1_object_converted_without_its_managed_fields() -> None:
+    from conversion.dgd import CONVERTER
+    from conversion.hub import convert
+    from validation.alpha import to_hub
+
+    obj = adgd({"w": svc(dynamoNamespace="x")})
+    obj["metadata"]["managedFields"] = [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
+    sent = copy.deepcopy(obj)
+    hub = to_hub(obj, CONVERTER)
+    assert obj == sent  # the request's object is not touched
+    full = convert(CONVERTER, obj, "nvidia.com/v1beta1")
+    assert full["metadata"].pop("managedFields") == sent["metadata"]["managedFields"]
+    assert hub == full
+    # The answers are those of the object without them.
+    bare = copy.deepcopy(obj)
+    del bare["metadata"]["managedFields"]
+    old = copy.deepcopy(obj)
+    old["spec"]["services"]["w"]["replicas"] = 2
+    bare_old = copy.deepcopy(old)
+    del bare_old["metadata"]["managedFields"]
+    assert update(obj, old) == update(bare, bare_old)
+    assert create(obj) == create(bare)
