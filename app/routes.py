@@ -25,6 +25,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app import memory
+from app.deadlines import BodyDeadlines
 from app.dispatch import Outcome, review_admission, review_conversion
 from app.errors import BadRequest
 from app.observability import (
@@ -88,7 +89,7 @@ def _body_headers(scope: Scope) -> tuple[str | None, str | None]:
     return content_type, content_length
 
 
-async def _read_body(receive: Receive, declared: str | None, limit: int, timeout: float) -> bytes:
+async def _read_body(receive: Receive, declared: str | None, limit: int, deadlines: BodyDeadlines) -> bytes:
     if declared is not None:
         try:
             if int(declared) > limit:
@@ -97,23 +98,27 @@ async def _read_body(receive: Receive, declared: str | None, limit: int, timeout
             raise BadRequest("invalid Content-Length header") from None
     chunks: list[bytes] = []
     size = 0
+    read = deadlines.start()
     try:
-        async with asyncio.timeout(timeout):
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    raise ClientDisconnect()
-                if message["type"] != "http.request":
-                    continue
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > limit:
-                    raise BadRequest(f"request body exceeds the limit of {limit} bytes", 413)
-                chunks.append(chunk)
-                if not message.get("more_body", False):
-                    break
-    except TimeoutError:
-        raise BadRequest(f"request body not received within {timeout:g} s", 408) from None
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            if message["type"] != "http.request":
+                continue
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise BadRequest(f"request body exceeds the limit of {limit} bytes", 413)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+    except asyncio.CancelledError:
+        if read.timed_out():
+            raise BadRequest(f"request body not received within {deadlines.timeout:g} s", 408) from None
+        raise
+    finally:
+        deadlines.finish(read)
     return b"".join(chunks)
 
 
@@ -139,6 +144,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
     requests_by_code: dict[int, Any] = {}
     large_reviews = state.large_reviews
     latency = LATENCY.labels(path)
+    deadlines = BodyDeadlines(settings.body_timeout)
     in_flight = IN_FLIGHT.labels(path)
 
     def count(code: int) -> None:
@@ -170,7 +176,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
                     f"unsupported Content-Type {content_type!r}: expected application/json",
                     415,
                 )
-            body = await _read_body(receive, declared, limit, settings.body_timeout)
+            body = await _read_body(receive, declared, limit, deadlines)
             if len(body) > OFFLOAD_BYTES:
                 async with large_reviews:
                     outcome = await anyio.to_thread.run_sync(answer_large, body)

@@ -77,7 +77,7 @@ class Settings(BaseSettings):
     max_conversion_bytes: int = Field(
         64 * MiB, gt=0, description="Largest ConversionReview body accepted (413 above)."
     )
-    body_timeout: float = Field(30.0, gt=0, description="Seconds allowed to receive a request body (408 after).")
+    body_timeout: float = Field(30.0, gt=0, description="Seconds allowed to receive a request body (408 after, at most a second later).")
     feature_grove: bool = Field(False, description="Feature gate Grove (upstream default without a cluster: off).")
     feature_checkpoint: bool = Field(False, description="Feature gate Checkpoint (default off).")
     feature_gpu_discovery: bool = Field(True, description="Feature gate GPUDiscovery (default on).")
