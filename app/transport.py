@@ -64,6 +64,10 @@ class CoalescingTransport:
             for chunk in chunks:
                 self.transport.write(chunk)
 
+    def is_closing(self) -> bool:
+        # Asked on every answer: a method of its own is cheaper than the __getattr__ fallback.
+        return self.transport.is_closing()
+
     def get_write_buffer_size(self) -> int:
         return self.transport.get_write_buffer_size() + sum(len(b) for b in self._held)
 

@@ -123,6 +123,8 @@ def test_everything_else_is_the_real_transports() -> None:
     t = CoalescingTransport(raw, asyncio.new_event_loop())  # type: ignore[arg-type]
     assert t.get_extra_info("sockname") == ("127.0.0.1", 9443)
     assert t.is_closing() is False
+    raw.closing = True
+    assert t.is_closing() is True
     with pytest.raises(AttributeError):
         t.no_such_method  # noqa: B018
 
