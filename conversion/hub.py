@@ -8,9 +8,8 @@ versions (a new dict; the input is never mutated).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from conversion.errors import ConversionError
@@ -43,21 +42,21 @@ class Spoke:
 
 @dataclass(frozen=True)
 class KindConverter:
-    """The versions of one kind: ``hub`` and ``spokes`` are version names (``"v1beta1"``)."""
+    """The versions of one kind: ``hub`` and ``spokes`` are version names (``"v1beta1"``).
+    ``api_versions`` is every ``group/version`` of the kind (the spokes in their order, then the
+    hub) and ``hub_api_version`` the hub's, both worked out once: every conversion reads them."""
 
     kind: str
     group: str
     hub: str
     spokes: Mapping[str, Spoke]
+    api_versions: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    hub_api_version: str = field(init=False, repr=False, compare=False)
 
-    @functools.cached_property
-    def api_versions(self) -> tuple[str, ...]:
-        """Every ``group/version`` of the kind: the spokes in their order, then the hub."""
-        return tuple(f"{self.group}/{v}" for v in (*self.spokes, self.hub))
-
-    @functools.cached_property
-    def hub_api_version(self) -> str:
-        return f"{self.group}/{self.hub}"
+    def __post_init__(self) -> None:
+        versions = tuple(f"{self.group}/{v}" for v in (*self.spokes, self.hub))
+        object.__setattr__(self, "api_versions", versions)
+        object.__setattr__(self, "hub_api_version", f"{self.group}/{self.hub}")
 
     def convert(self, obj: Obj, desired_api_version: str) -> Obj:
         """:func:`convert` with this converter."""
