@@ -4,8 +4,8 @@ Both servers run at once on loopback with the same TLS pair (one process each); 
 one after the other by the same load generator (:mod:`bench.loadgen`, a separate process) with
 the same reviews (:mod:`bench.scenarios`, built by :mod:`bench.payloads` from the upstream
 manifests). For each scenario: closed-loop throughput, latency and CPU time per request at the
-scenario's connections, then open-loop latency at a fixed rate (or one request at a time for
-ConversionReviews). Then in-process timings: each scenario's review dispatch, and conversion per
+scenario's connections (in rounds, the webhook, echo and the floor server taking turns), then
+open-loop latency at a fixed rate (or one request at a time for ConversionReviews). Then in-process timings: each scenario's review dispatch, and conversion per
 object of every kind both ways (:mod:`bench.bench_conversion`). Prints the report and writes
 ``report.md``, ``results.json`` and ``throughput.png`` (when matplotlib is installed:
 ``scripts/bootstrap bench``) to ``--out`` (default ``bench/results``).
@@ -62,47 +62,60 @@ def latency_duration(duration: float) -> float:
     return max(1.5, round(duration * 0.6, 1))
 
 
-def measure(
-    server: ServerProcess,
-    cafile: Path,
-    sc: Scenario,
-    spec: Path,
-    work: Path,
-    args: argparse.Namespace,
-    rss: dict[str, list[int]],
-) -> dict[str, Any]:
-    out = work / f"{server.name}-{sc.name}.json"
-    closed = _closed_loop(server, cafile, sc, spec, out, args)
-    rss[server.name].append(rss_kib(server.pid))
-    result: dict[str, Any] = {"closed": closed}
-    seconds = latency_duration(args.duration)
-    if sc.rate:
-        result["open"] = run_loadgen(server.port, cafile, spec, out, connections=8, rate=sc.rate, duration=seconds)
-    else:
-        # One review at a time: the latency the apiserver sees for a large list conversion.
-        result["single"] = run_loadgen(server.port, cafile, spec, out, connections=1, duration=seconds)
-    rss[server.name].append(rss_kib(server.pid))
-    return result
+ROUNDS = 5
 
 
-def measure_floor(
+def closed_rounds(
+    servers: list[ServerProcess], cafile: Path, sc: Scenario, spec: Path, work: Path, args: argparse.Namespace
+) -> dict[str, dict[str, Any]]:
+    """Closed-loop load on each server, ``--rounds`` slices of ``duration / rounds`` seconds each,
+    the servers taking turns and their order rotating from round to round (each runs first, in
+    the middle and last in turn). Every slice records the server's CPU time per answered request.
+    A burst of other load on a shared machine then falls on every server alike, and the report
+    compares each round's figures with the same round's echo (the median of those ratios) instead
+    of one server's whole run with another's seconds later. Returns each server's figures
+    (:func:`combine_rounds`), by server name."""
+    for server in servers:  # warm-up
+        run_loadgen(server.port, cafile, spec, work / "warm.json", connections=sc.connections,
+                    duration=0.5 if args.quick else 1.0)
+    rounds: dict[str, list[dict[str, Any]]] = {server.name: [] for server in servers}
+    seconds = args.duration / args.rounds
+    for index in range(args.rounds):
+        shift = index % len(servers)
+        for server in servers[shift:] + servers[:shift]:
+            out = work / f"{server.name}-{sc.name}.json"
+            cpu_before = cpu_seconds(server.pid)
+            got = run_loadgen(server.port, cafile, spec, out, connections=sc.connections, duration=seconds)
+            cpu = cpu_seconds(server.pid) - cpu_before
+            got["cpu_ms_per_request"] = cpu / got["ok"] * 1000 if got["ok"] else 0.0
+            rounds[server.name].append(got)
+    return {name: combine_rounds(got) for name, got in rounds.items()}
+
+
+def combine_rounds(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """One server's closed-loop figures from its rounds: the median round's throughput, latency
+    percentiles and CPU time per request, the requests and errors of all, and the rounds."""
+    return {
+        "rps": statistics.median(r["rps"] for r in rounds),
+        "p50_ms": statistics.median(r["p50_ms"] for r in rounds),
+        "p99_ms": statistics.median(r["p99_ms"] for r in rounds),
+        "cpu_ms_per_request": statistics.median(r["cpu_ms_per_request"] for r in rounds),
+        "ok": sum(r["ok"] for r in rounds),
+        "errors": sum(r["errors"] for r in rounds),
+        "rounds": rounds,
+    }
+
+
+def latency_run(
     server: ServerProcess, cafile: Path, sc: Scenario, spec: Path, work: Path, args: argparse.Namespace
 ) -> dict[str, Any]:
-    """The floor server's closed loop only: its CPU per request is what the comparison needs."""
-    return {"closed": _closed_loop(server, cafile, sc, spec, work / f"{server.name}-{sc.name}.json", args)}
-
-
-def _closed_loop(
-    server: ServerProcess, cafile: Path, sc: Scenario, spec: Path, out: Path, args: argparse.Namespace
-) -> dict[str, Any]:
-    """Closed-loop load after a warm-up, with the server's CPU time per answered request."""
-    run_loadgen(server.port, cafile, spec, out, connections=sc.connections, duration=0.5 if args.quick else 1.0)
-    cpu_before = cpu_seconds(server.pid)
-    closed = run_loadgen(server.port, cafile, spec, out, connections=sc.connections, duration=args.duration)
-    cpu = cpu_seconds(server.pid) - cpu_before
-    # CPU time per answered request: unlike req/s, not skewed by other load on a shared machine.
-    closed["cpu_ms_per_request"] = cpu / closed["ok"] * 1000 if closed["ok"] else 0.0
-    return closed
+    """Open-loop latency at the scenario's rate, or one review at a time for ConversionReviews."""
+    out = work / f"{server.name}-{sc.name}.json"
+    seconds = latency_duration(args.duration)
+    if sc.rate:
+        return {"open": run_loadgen(server.port, cafile, spec, out, connections=8, rate=sc.rate, duration=seconds)}
+    # One review at a time: the latency the apiserver sees for a large list conversion.
+    return {"single": run_loadgen(server.port, cafile, spec, out, connections=1, duration=seconds)}
 
 
 def _cpu_per_call(
@@ -171,6 +184,12 @@ def main(argv: list[str] | None = None) -> int:
         "run takes 0.6 of it)",
     )
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=ROUNDS,
+        help=f"slices the closed-loop load is cut into, the servers taking turns (default {ROUNDS})",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help=f"short run ({QUICK_DURATION:g} s per phase) for a smoke check"
     )
     parser.add_argument(
@@ -185,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.duration = QUICK_DURATION
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     wanted = [s for s in args.scenarios.split(",") if s]
     unknown = set(wanted) - {sc.name for sc in SCENARIOS}
     if unknown:
@@ -202,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             "build": build_kind(),
             "duration": args.duration,
             "latency_duration": latency_duration(args.duration),
+            "rounds": args.rounds,
             "command": " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])]),
         },
         "scenarios": {},
@@ -226,12 +248,14 @@ def main(argv: list[str] | None = None) -> int:
                     work / f"{sc.name}-spec.json",
                     [{"name": sc.name, "path": sc.path, "body_file": str(body), "status": 200, "expect": sc.expect}],
                 )
-                entry = {}
+                log(f"  {sc.title}: closed loop, {args.rounds} rounds")
+                closed = closed_rounds([webhook, echo, floor], cafile, sc, spec, work, args)
+                entry: dict[str, Any] = {"floor": {"closed": closed[floor.name]}}
                 for server, key in ((webhook, "webhook"), (echo, "echo")):
-                    log(f"  {sc.title}: {key}")
-                    entry[key] = measure(server, cafile, sc, spec, work, args, rss)
-                log(f"  {sc.title}: floor")
-                entry["floor"] = measure_floor(floor, cafile, sc, spec, work, args)
+                    log(f"  {sc.title}: {key} latency")
+                    rss[server.name].append(rss_kib(server.pid))
+                    entry[key] = {"closed": closed[server.name], **latency_run(server, cafile, sc, spec, work, args)}
+                    rss[server.name].append(rss_kib(server.pid))
                 results["scenarios"][sc.name] = entry
             web_rss = rss["dynamo-webhook"]
             results["rss"] = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,16 @@ from bench.scenarios import SCENARIOS, TARGETS, Scenario
 
 def ratio(a: float, b: float) -> float:
     return a / b if b else 0.0
+
+
+def paired_ratio(a: dict[str, Any], b: dict[str, Any], key: str) -> float:
+    """``a[key] / b[key]`` of two servers' closed loops: the median of the ratios of their rounds
+    (each round's figures beside the same round's, see ``bench.__main__.closed_rounds``), or of
+    the whole runs when they were not measured in rounds."""
+    ra, rb = a.get("rounds"), b.get("rounds")
+    if ra and rb and len(ra) == len(rb):
+        return statistics.median(ratio(x[key], y[key]) for x, y in zip(ra, rb, strict=True))
+    return ratio(a[key], b[key])
 
 
 def _latency(entry: dict[str, Any]) -> dict[str, Any]:
@@ -28,25 +39,26 @@ def build_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         wc, ec = web["closed"], echo["closed"]
         wl, el = _latency(web), _latency(echo)
         dispatch = inprocess.get(sc.name, {}).get("dispatch_ms")
-        floor = entry.get("floor", {}).get("closed", {}).get("cpu_ms_per_request")
+        fc = entry.get("floor", {}).get("closed", {})
+        floor = fc.get("cpu_ms_per_request")
         row: dict[str, Any] = {
             "scenario": sc.title,
             "name": sc.name,
             "objects": sc.objects,
             "rps": wc["rps"],
             "echo_rps": ec["rps"],
-            "rps_ratio": ratio(wc["rps"], ec["rps"]),
+            "rps_ratio": paired_ratio(wc, ec, "rps"),
             "p50": wc["p50_ms"],
             "p99": wc["p99_ms"],
             "echo_p50": ec["p50_ms"],
             "echo_p99": ec["p99_ms"],
             "cpu_ms": wc["cpu_ms_per_request"],
             "echo_cpu_ms": ec["cpu_ms_per_request"],
-            "cpu_ratio": ratio(ec["cpu_ms_per_request"], wc["cpu_ms_per_request"]),
+            "cpu_ratio": paired_ratio(ec, wc, "cpu_ms_per_request"),
             "dispatch_ms": dispatch,
             "overhead_ms": wc["cpu_ms_per_request"] - dispatch if dispatch is not None else None,
             "floor_cpu_ms": floor,
-            "floor_ratio": ratio(ec["cpu_ms_per_request"], floor) if floor else None,
+            "floor_ratio": paired_ratio(ec, fc, "cpu_ms_per_request") if floor else None,
             "errors": wc["errors"] + wl.get("errors", 0),
             "echo_errors": ec["errors"] + el.get("errors", 0),
             "lat_mode": "open" if "open" in web else "single",
@@ -236,7 +248,10 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
         f"Build: {BUILDS[meta.get('build', 'python')]}.",
         "",
         f"One process each, TLS, keep-alive HTTP/1.1; closed loop for {meta['duration']:g} s per scenario "
-        f"(16 connections; 2 for conversion), then latency either open loop at a fixed rate "
+        f"and server (16 connections; 2 for conversion) in {meta.get('rounds', 1)} rounds, the webhook, echo "
+        f"and the floor taking turns in an order that rotates: each figure is the median round's, and each "
+        f"ratio the median of the rounds' ratios (a round's figures beside the same round's echo), so a "
+        f"burst of other load on the machine falls on all three alike; then latency either open loop at a fixed rate "
         f"(8 connections) or one request at a time (conversion) for {meta['latency_duration']:g} s. "
         f"The reviews are built from the upstream manifests with cluster metadata (managedFields, status); "
         f"migrated objects are v1alpha1 manifests converted to v1beta1, carrying the payload annotation. "
