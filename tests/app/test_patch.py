@@ -23,16 +23,20 @@ values = st.recursive(
 )
 
 
-def grow(draw: st.DrawFn, value: Any) -> Any:
-    """A version of ``value`` with additions and replacements only (what a defaulter does)."""
+def grow(draw: st.DrawFn, value: Any, share: bool = False) -> Any:
+    """A version of ``value`` with additions and replacements only (what a defaulter does); with
+    ``share``, unchanged containers may stay the same objects, as the defaulters keep them (only
+    the path to a change is copied)."""
+    if share and isinstance(value, (dict, list)) and draw(st.booleans()):
+        return value
     if isinstance(value, dict):
-        out = {k: grow(draw, v) for k, v in value.items()}
+        out = {k: grow(draw, v, share) for k, v in value.items()}
         for key in draw(st.lists(st.text(alphabet="abc~/", max_size=3), max_size=2)):
             if key not in out:
                 out[key] = draw(values)
         return out
     if isinstance(value, list):
-        return [grow(draw, v) for v in value] + draw(st.lists(values, max_size=2))
+        return [grow(draw, v, share) for v in value] + draw(st.lists(values, max_size=2))
     return draw(values) if draw(st.booleans()) else value
 
 
@@ -54,26 +58,10 @@ def test_patch_applies_to_what_was_sent(pair: tuple[Any, Any]) -> None:
     assert json_patch(result, patched) == []
 
 
-def grow_shared(draw: st.DrawFn, value: Any) -> Any:
-    """:func:`grow`, keeping unchanged containers as the same objects (what the defaulters do:
-    only the path to a change is copied)."""
-    if isinstance(value, (dict, list)) and draw(st.booleans()):
-        return value
-    if isinstance(value, dict):
-        out = {k: grow_shared(draw, v) for k, v in value.items()}
-        for key in draw(st.lists(st.text(alphabet="abc~/", max_size=3), max_size=2)):
-            if key not in out:
-                out[key] = draw(values)
-        return out
-    if isinstance(value, list):
-        return [grow_shared(draw, v) for v in value] + draw(st.lists(values, max_size=2))
-    return draw(values) if draw(st.booleans()) else value
-
-
 @given(st.data())
 def test_shared_subtrees_give_the_patch_of_copies(data: st.DataObject) -> None:
     original = data.draw(st.dictionaries(st.text(alphabet="ab~/", max_size=3), values, max_size=4))
-    patched = grow_shared(data.draw, original)
+    patched = grow(data.draw, original, share=True)
     ops = json_patch(original, patched)
     assert ops == json_patch(original, copy.deepcopy(patched))
     assert jsonpatch.apply_patch(original, ops) == patched
