@@ -5,8 +5,9 @@ one after the other by the same load generator (:mod:`bench.loadgen`, a separate
 the same reviews (:mod:`bench.scenarios`, built by :mod:`bench.payloads` from the upstream
 manifests). For each scenario: closed-loop throughput, latency and CPU time per request at the
 scenario's connections (in rounds, the webhook, echo and the floor server taking turns), then
-open-loop latency at a fixed rate (or one request at a time for ConversionReviews). Then in-process timings: each scenario's review dispatch, and conversion per
-object of every kind both ways (:mod:`bench.bench_conversion`). Prints the report and writes
+open-loop latency at a fixed rate (or one request at a time for ConversionReviews). Then
+in-process timings: each scenario's review dispatch, and conversion per object of every kind both
+ways (:mod:`bench.bench_conversion`). Prints the report and writes
 ``report.md``, ``results.json`` and ``throughput.png`` (when matplotlib is installed:
 ``scripts/bootstrap bench``) to ``--out`` (default ``bench/results``).
 """
