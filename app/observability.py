@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from typing import Any
+from typing import Any, TextIO
 
 import orjson
 from prometheus_client import Counter, Gauge, Histogram
+
+from app.logstream import PerTurnStream
 
 REQUESTS = Counter(
     "controller_runtime_webhook_requests_total",
@@ -171,7 +173,10 @@ _ROOT = logging.getLogger()
 _direct: tuple[logging.StreamHandler[Any], JSONFormatter] | None = None
 
 
-def configure_logging(fmt: str = "json", level: str = "info") -> None:
+def configure_logging(fmt: str = "json", level: str = "info", *, per_turn: bool = False) -> None:
+    """One handler on stderr for every logger, in ``fmt`` (json or text) at ``level``.
+    ``per_turn`` (the serving processes): the lines logged in one turn of the event loop reach
+    stderr as one write (:class:`app.logstream.PerTurnStream`)."""
     global _direct
     # No caller/thread/process lookups per record: nothing in the formats uses them, and the
     # stack walk would be paid on every review.
@@ -179,7 +184,8 @@ def configure_logging(fmt: str = "json", level: str = "info") -> None:
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False
-    handler: logging.StreamHandler[Any] = logging.StreamHandler(sys.stderr)
+    stream: TextIO | PerTurnStream = PerTurnStream(sys.stderr) if per_turn else sys.stderr
+    handler: logging.StreamHandler[Any] = logging.StreamHandler(stream)
     formatter = JSONFormatter() if fmt == "json" else TextFormatter()
     handler.setFormatter(formatter)
     _direct = (handler, formatter) if isinstance(formatter, JSONFormatter) else None

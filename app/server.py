@@ -26,7 +26,7 @@ log = logging.getLogger("dynamo_webhook.server")
 
 
 def serve(settings: Settings) -> int:
-    configure_logging(settings.log_format, settings.log_level)
+    configure_logging(settings.log_format, settings.log_level, per_turn=True)
     memory.limit_arenas()
     build = build_kind()
     BUILD_INFO.labels(build).set(1)

@@ -151,7 +151,7 @@ def worker_main(
     """Entry point of one worker process (spawned; imports happen after the metrics dir is set)."""
     threading.Thread(target=_exit_with_parent, args=(supervisor,), daemon=True).start()
     settings = Settings(**settings_data)
-    configure_logging(settings.log_format, settings.log_level)
+    configure_logging(settings.log_format, settings.log_level, per_turn=True)
     memory.limit_arenas()
     cert_file, key_file = settings.cert_dir / "tls.crt", settings.cert_dir / "tls.key"
     reloader = CertReloader(cert_file, key_file, settings.cert_reload_interval)
