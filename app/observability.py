@@ -5,51 +5,96 @@ from __future__ import annotations
 import logging
 import sys
 import time
+import weakref
+from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 import orjson
 from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client.metrics_core import Metric
 
 from app.logstream import PerTurnStream
 
-REQUESTS = Counter(
+#: Called (bound methods, held weakly) before any review metric below is collected: counts kept
+#: elsewhere (:class:`app.tally.PathTally`) reach the metrics before a scrape reads them.
+_BEFORE_COLLECT: list[weakref.WeakMethod[Callable[[], None]]] = []
+
+
+def before_collect(hook: Callable[[], None]) -> None:
+    """Run ``hook`` (a bound method) whenever a review metric is collected, while its object lives."""
+    _BEFORE_COLLECT.append(weakref.WeakMethod(hook))
+
+
+def _run_before_collect() -> None:
+    dead = False
+    for ref in list(_BEFORE_COLLECT):
+        hook = ref()
+        if hook is None:
+            dead = True
+        else:
+            hook()
+    if dead:
+        _BEFORE_COLLECT[:] = [ref for ref in _BEFORE_COLLECT if ref() is not None]
+
+
+class _ReviewCounter(Counter):
+    def collect(self) -> Iterable[Metric]:
+        _run_before_collect()
+        return super().collect()
+
+
+class _ReviewGauge(Gauge):
+    def collect(self) -> Iterable[Metric]:
+        _run_before_collect()
+        return super().collect()
+
+
+class _ReviewHistogram(Histogram):
+    def collect(self) -> Iterable[Metric]:
+        _run_before_collect()
+        return super().collect()
+
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+REQUESTS = _ReviewCounter(
     "controller_runtime_webhook_requests_total",
     "Total number of admission requests by HTTP status code.",
     ["webhook", "code"],
 )
-LATENCY = Histogram(
+LATENCY = _ReviewHistogram(
     "controller_runtime_webhook_latency_seconds",
     "Histogram of the latency of processing admission requests.",
     ["webhook"],
-    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+    buckets=LATENCY_BUCKETS,
 )
-IN_FLIGHT = Gauge(
+IN_FLIGHT = _ReviewGauge(
     "controller_runtime_webhook_requests_in_flight",
     "Current number of admission requests being served.",
     ["webhook"],
     multiprocess_mode="livesum",
 )
-DENIALS = Counter(
+DENIALS = _ReviewCounter(
     "dynamo_webhook_admission_denials_total",
     "Admission requests denied, by kind and operation.",
     ["webhook", "kind", "operation", "code"],
 )
-ADMISSIONS = Counter(
+ADMISSIONS = _ReviewCounter(
     "dynamo_webhook_admission_reviews_total",
     "Admission reviews answered, by kind, operation and decision.",
     ["webhook", "kind", "operation", "allowed"],
 )
-CONVERSIONS = Counter(
+CONVERSIONS = _ReviewCounter(
     "dynamo_webhook_conversions_total",
     "Objects converted, by kind and direction.",
     ["kind", "direction"],
 )
-CONVERSION_FAILURES = Counter(
+CONVERSION_FAILURES = _ReviewCounter(
     "dynamo_webhook_conversion_failures_total",
     "ConversionReviews answered with a Failure.",
     ["webhook"],
 )
-BAD_REQUESTS = Counter(
+BAD_REQUESTS = _ReviewCounter(
     "dynamo_webhook_rejected_requests_total",
     "Requests rejected before a review could be read (HTTP 4xx), by status code.",
     ["webhook", "code"],

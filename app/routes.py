@@ -6,7 +6,6 @@ answer.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import time
@@ -28,19 +27,10 @@ from app import memory
 from app.deadlines import BodyDeadlines
 from app.dispatch import Outcome, review_admission, review_conversion
 from app.errors import BadRequest
-from app.observability import (
-    ADMISSIONS,
-    BAD_REQUESTS,
-    CONVERSION_FAILURES,
-    CONVERSIONS,
-    DENIALS,
-    IN_FLIGHT,
-    LATENCY,
-    REQUESTS,
-    ReviewLog,
-)
+from app.observability import ReviewLog
 from app.reviews import parse_json
 from app.settings import Settings
+from app.tally import PathTally
 from app.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
 from domain.admission import AdmissionContext
 
@@ -141,17 +131,9 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
     path = route.path
     settings = state.settings
     limit = settings.max_conversion_bytes if route.type == "convert" else settings.max_admission_bytes
-    requests_by_code: dict[int, Any] = {}
     large_reviews = state.large_reviews
-    latency = LATENCY.labels(path)
     deadlines = BodyDeadlines(settings.body_timeout)
-    in_flight = IN_FLIGHT.labels(path)
-
-    def count(code: int) -> None:
-        counter = requests_by_code.get(code)
-        if counter is None:
-            counter = requests_by_code[code] = REQUESTS.labels(path, str(code))
-        counter.inc()
+    tally = PathTally(path)
 
     def answer(doc: Any) -> Outcome:
         if route.type == "convert":
@@ -168,7 +150,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
 
     async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
-        in_flight.inc()
+        tally.started()
         try:
             content_type, declared = _body_headers(scope)
             if not _is_json(content_type):
@@ -183,22 +165,19 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
             else:
                 outcome = decode_and_answer(body)
         except BadRequest as exc:
-            count(exc.code)
-            BAD_REQUESTS.labels(path, str(exc.code)).inc()
+            tally.rejected(exc.code, bad_request=True)
             log.warning("request rejected", extra={"webhook": path, "code": exc.code, "error": exc.message})
             await _answer(send, exc.code, orjson.dumps({"error": exc.message, "code": exc.code}))
             return
         except ClientDisconnect:
-            count(499)
+            tally.rejected(499, bad_request=False)
             await _answer(send, 499, b"", json=False)
             return
         finally:
-            in_flight.dec()
+            tally.finished()
         elapsed = time.perf_counter() - started
-        latency.observe(elapsed)
-        count(200)
         try:
-            _record(path, route.type, outcome, elapsed)
+            _record(tally, route.type, outcome, elapsed)
         except Exception as exc:  # observability must never fail a review
             log.error("recording a review failed", extra={"webhook": path, "error": repr(exc)})
         await _answer(send, 200, outcome.body)
@@ -217,36 +196,13 @@ class _ReviewRoute:
         await self.endpoint(scope, receive, send)
 
 
-@functools.lru_cache(maxsize=1024)
-def _admissions(path: str, kind: str, operation: str, allowed: bool) -> Any:
-    return ADMISSIONS.labels(path, kind, operation, str(allowed).lower())
-
-
-@functools.lru_cache(maxsize=1024)
-def _denials(path: str, kind: str, operation: str, code: int) -> Any:
-    return DENIALS.labels(path, kind, operation, str(code))
-
-
-@functools.lru_cache(maxsize=1024)
-def _conversions(kind: str, direction: str) -> Any:
-    return CONVERSIONS.labels(kind, direction)
-
-
-def _record(path: str, review_type: ReviewType, outcome: Outcome, elapsed: float) -> None:
-    # Labelled children are looked up once per label set (kinds and operations are few; the
-    # label values of an admission come from the request, so each cache keeps at most 1024).
+def _record(tally: PathTally, review_type: ReviewType, outcome: Outcome, elapsed: float) -> None:
     if review_type == "convert":
-        if outcome.allowed:
-            for kind, direction in outcome.conversions:
-                _conversions(kind, direction).inc()
-        else:
-            CONVERSION_FAILURES.labels(path).inc()
+        tally.conversion(elapsed, outcome.conversions if outcome.allowed else None)
     else:
-        _admissions(path, outcome.kind, outcome.operation, outcome.allowed).inc()
-        if not outcome.allowed:
-            _denials(path, outcome.kind, outcome.operation, outcome.code).inc()
+        tally.admission(elapsed, outcome.kind, outcome.operation, outcome.allowed, outcome.code)
     extra: dict[str, Any] = {
-        "webhook": path,
+        "webhook": tally.path,
         "uid": outcome.uid,
         "kind": outcome.kind,
         "operation": outcome.operation,
