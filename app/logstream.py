@@ -82,9 +82,3 @@ class PerTurnStream:
         self._size = 0
         self.stream.write(text)
         self.stream.flush()
-
-    def fileno(self) -> int:
-        return self.stream.fileno()
-
-    def isatty(self) -> bool:
-        return self.stream.isatty()

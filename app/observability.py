@@ -37,22 +37,24 @@ def _run_before_collect() -> None:
         _BEFORE_COLLECT[:] = [ref for ref in _BEFORE_COLLECT if ref() is not None]
 
 
-class _ReviewCounter(Counter):
+class _RunsHooks:
+    """Runs the :func:`before_collect` hooks before the metric is collected."""
+
     def collect(self) -> Iterable[Metric]:
         _run_before_collect()
-        return super().collect()
+        return super().collect()  # type: ignore[misc,no-any-return]
 
 
-class _ReviewGauge(Gauge):
-    def collect(self) -> Iterable[Metric]:
-        _run_before_collect()
-        return super().collect()
+class _ReviewCounter(_RunsHooks, Counter):
+    pass
 
 
-class _ReviewHistogram(Histogram):
-    def collect(self) -> Iterable[Metric]:
-        _run_before_collect()
-        return super().collect()
+class _ReviewGauge(_RunsHooks, Gauge):
+    pass
+
+
+class _ReviewHistogram(_RunsHooks, Histogram):
+    pass
 
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
