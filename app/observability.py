@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 import weakref
@@ -14,6 +15,15 @@ from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.metrics_core import Metric
 
 from app.logstream import PerTurnStream
+
+#: Set (to a directory) when worker processes share their metrics through prometheus-client's
+#: multiprocess mode (``app.workers``).
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def multiprocess_metrics() -> bool:
+    """Whether this process's metrics are in prometheus-client's multiprocess mode."""
+    return bool(os.environ.get(MULTIPROC_ENV))
 
 #: Called (bound methods, held weakly) before any review metric below is collected: counts kept
 #: elsewhere (:class:`app.tally.PathTally`) reach the metrics before a scrape reads them.

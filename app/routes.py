@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -27,7 +26,7 @@ from app import memory
 from app.deadlines import BodyDeadlines
 from app.dispatch import Outcome, review_admission, review_conversion
 from app.errors import BadRequest
-from app.observability import ReviewLog
+from app.observability import ReviewLog, multiprocess_metrics
 from app.reviews import parse_json
 from app.settings import Settings
 from app.tally import PathTally
@@ -289,7 +288,7 @@ def create_app(state: AppState) -> FastAPI:
 
 def metrics_payload() -> bytes:
     """Metrics of this process, or of all worker processes in multiprocess mode."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    if multiprocess_metrics():
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         return generate_latest(registry)

@@ -22,7 +22,6 @@ When publishing happens:
 from __future__ import annotations
 
 import bisect
-import os
 import threading
 from typing import Any
 
@@ -37,9 +36,8 @@ from app.observability import (
     LATENCY_BUCKETS,
     REQUESTS,
     before_collect,
+    multiprocess_metrics,
 )
-
-MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 #: Bucket upper bounds as the histogram keeps them (``+Inf`` last).
 _BOUNDS = (*LATENCY_BUCKETS, float("inf"))
@@ -51,7 +49,7 @@ class PathTally:
     def __init__(self, path: str, *, each_review: bool | None = None) -> None:
         self.path = path
         #: Publish after each review (several processes) instead of when the metrics are read.
-        self.each_review = bool(os.environ.get(MULTIPROC_ENV)) if each_review is None else each_review
+        self.each_review = multiprocess_metrics() if each_review is None else each_review
         self.in_flight = 0
         self._lock = threading.Lock()
         self._codes: dict[int, int] = {}

@@ -41,7 +41,7 @@ from prometheus_client import CollectorRegistry, multiprocess, values
 
 from app import memory
 from app.cluster import ClusterServices, api_available, build_cluster_services, wait_for_pair
-from app.observability import configure_logging
+from app.observability import MULTIPROC_ENV, configure_logging
 from app.routes import create_app
 from app.runtime import (
     DrainingServer,
@@ -56,7 +56,6 @@ from app.tls import CertReloader, load_pair
 
 log = logging.getLogger("dynamo_webhook.workers")
 
-MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 #: Listen backlog of the shared socket (uvicorn's default).
 BACKLOG = 2048
 #: Extra seconds, beyond drain and uvicorn's graceful timeout, before a stuck worker is killed.
