@@ -25,6 +25,7 @@ def multiprocess_metrics() -> bool:
     """Whether this process's metrics are in prometheus-client's multiprocess mode."""
     return bool(os.environ.get(MULTIPROC_ENV))
 
+
 #: Called (bound methods, held weakly) before any review metric below is collected: counts kept
 #: elsewhere (:class:`app.tally.PathTally`) reach the metrics before a scrape reads them.
 _BEFORE_COLLECT: list[weakref.WeakMethod[Callable[[], None]]] = []
