@@ -36,14 +36,14 @@ Two builds give the same values:
 
   The conversion fails only while decoding (the save payloads, the spec, each component, the
   status) and on repeated component names; the rest of it works on typed values. Building a lazy
-  view runs those decodes (the status through a conversion of the object without its spec); when
-  one fails, names repeat or the object is not a v1beta1 object of its kind, the view is built
-  the full way, which then reports the conversion's own error.
+  view runs those decodes (the status is read by :func:`validation.compat_status.status_converts`,
+  and converted without the spec only when that cannot vouch for it); when one fails, names
+  repeat or the object is not a v1beta1 object of its kind, the view is built the full way,
+  which then reports the conversion's own error.
 
 :class:`Views` memoises the views of one request's objects, and an UPDATE's two objects share
 what they have in common (:class:`_Shared`): a save annotation of the same text is decoded once,
-a status equal to one already checked is not converted again, and a typed component equal to
-one already canonicalised reuses it. The views only read these values, so sharing them cannot
+and a typed component equal to one already canonicalised reuses it. The views only read these values, so sharing them cannot
 change a view (``tests/validation/test_compat_view.py`` compares shared and fresh builds).
 """
 
@@ -75,6 +75,7 @@ from domain.constants import (
 )
 from gocompat.encoding import encode
 from gocompat.typed import Struct
+from validation.compat_status import status_converts
 from validation.objects import JSON, boolean, integer, lst, present, string, string_map, sub
 
 #: Build views the lazy way (False: convert the whole object, as upstream does).
@@ -365,11 +366,10 @@ class _Shared:
     """What the lazy builds of one request's objects have in common (an UPDATE's old and new
     object mostly carry the same save annotation, status and components)."""
 
-    __slots__ = ("components", "saved", "statuses")
+    __slots__ = ("components", "saved")
 
     def __init__(self) -> None:
         self.saved: dict[tuple[str, str], JSON | None] = {}  # (annotation, text) -> decoded save
-        self.statuses: list[tuple[str, Any, Any]] = []  # (kind, status, saved text) converted without error
         self.components: dict[Any, list[tuple[JSON, JSON]]] = {}  # name -> (typed, canonical)
 
     def canonical(self, typed: JSON) -> JSON:
@@ -396,33 +396,30 @@ def _saved_spec(meta: JSON, key: str, schema: Struct, shared: _Shared) -> JSON |
     return shared.saved[memo]
 
 
-def _check_status(hub: JSON, meta: JSON, converter: KindConverter, status_key: str, shared: _Shared) -> None:
-    """Convert the object without its spec and save: the status half of the conversion (the
-    status and its payload, which the spec does not enter) fails here when it fails on the whole
-    object."""
+def _check_status(hub: JSON, meta: JSON, converter: KindConverter, status_key: str) -> None:
+    """Fail when the status half of the conversion (the status and its payload, which the spec
+    does not enter) fails on the whole object: nothing to do when :func:`status_converts` says it
+    cannot fail, else the object is converted without its spec and save."""
     anns = meta.get("annotations")
     saved = anns.get(status_key) if isinstance(anns, dict) else None
-    if hub.get("status") is None and saved is None:
-        return
-    key = (converter.kind, hub.get("status"), saved)
-    if key in shared.statuses:  # converted without error before
+    status = hub.get("status")
+    if status_converts(converter.kind, status, saved):
         return
     stripped_meta = {"annotations": {status_key: saved}} if saved is not None else {}
     stripped = {
         "apiVersion": HUB_API_VERSION,
         "kind": converter.kind,
         "metadata": stripped_meta,
-        "status": hub.get("status"),
+        "status": status,
     }
     converter.convert(stripped, ALPHA_API_VERSION)
-    shared.statuses.append(key)
 
 
 def _lazy_graph(hub: JSON, shared: _Shared | None = None) -> GraphView:
     shared = shared or _Shared()
     meta = _metadata(hub, KIND_DGD)
     saved_spec = _saved_spec(meta, ANN_DGD_SPEC, dgd_spoke.ALPHA_SPEC, shared) or {}
-    _check_status(hub, meta, DGD_CONVERTER, ANN_DGD_STATUS, shared)
+    _check_status(hub, meta, DGD_CONVERTER, ANN_DGD_STATUS)
     spec = decode_root(hub.get("spec"), dgd_spoke.BETA_SPEC_LIVE, "spec")
     components = [shared.canonical(c) for c in spec.get("components") or []]
     saved_services = saved_spec.get("services") or {}
@@ -444,7 +441,7 @@ def _lazy_component(hub: JSON, shared: _Shared | None = None) -> ComponentView:
     shared = shared or _Shared()
     meta = _metadata(hub, KIND_DCD)
     saved = _saved_spec(meta, ANN_DCD_SPEC, dcd_spoke.ALPHA_SPEC, shared)
-    _check_status(hub, meta, DCD_CONVERTER, ANN_DCD_STATUS, shared)
+    _check_status(hub, meta, DCD_CONVERTER, ANN_DCD_STATUS)
     _, component = dcd_spoke.decode_hub_spec(hub.get("spec"))
     return ComponentView(string(meta, "namespace"), _owner_name(meta), LazyService(component, saved))
 
