@@ -14,7 +14,7 @@ from gocompat import view as goview
 from gocompat.errors import GoTypeError, unmarshal_text
 from gocompat.gotime import go_time
 from gocompat.jsonvalue import deep_copy, json_type
-from gocompat.quantity import canonical
+from gocompat.quantity import ERR_FORMAT, canonical
 from gocompat.typed import (
     VIEW,
     Decoding,
@@ -108,12 +108,14 @@ def _decode_float64(value: Any, path: str) -> Any:
 
 
 def _decode_quantity(value: Any, path: str) -> Any:
+    """``Quantity.UnmarshalJSON``: it is given the raw JSON of any value (an object, a list and a
+    boolean are no quantity) and its error is the decode error, without the field's path."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise _mismatch(value, "resource.Quantity", path)
+        raise GoTypeError(ERR_FORMAT)
     try:
         return canonical(value)
     except ValueError as exc:
-        raise GoTypeError(f"quantities must match the regular expression: {path}") from exc
+        raise GoTypeError(str(exc)) from exc
 
 
 def _decode_time(value: Any, path: str) -> Any:

@@ -21,7 +21,7 @@ from typing import Any, Final
 from gocompat.errors import Abort, Mismatch, number_text
 from gocompat.gotime import format_duration, go_time, parse_duration
 from gocompat.jsonvalue import deep_copy, json_type, sorted_copy
-from gocompat.quantity import canonical, parse_quantity
+from gocompat.quantity import ERR_FORMAT, canonical, parse_quantity
 
 REMOVE: Final = object()  # JSON null clears the field
 KEEP: Final = object()  # JSON null leaves the field alone
@@ -192,11 +192,11 @@ class _Quantity(_Node):
     def view(self, v: Any) -> Any:
         if isinstance(v, bool) or not isinstance(v, str | int | float):
             # UnmarshalJSON parses the raw JSON text, which no quantity looks like.
-            raise Abort(_QUANTITY_FORMAT)
+            raise Abort(ERR_FORMAT)
         try:
             return canonical(v)
         except ValueError as exc:
-            raise Abort(_QUANTITY_FORMAT) from exc
+            raise Abort(str(exc)) from exc
 
     def null_view(self) -> Any:
         return "0"
@@ -213,11 +213,6 @@ class _Quantity(_Node):
 
     def sem_zero(self, n: Any) -> bool:
         return bool(n == ("q", 0, 0))
-
-
-_QUANTITY_FORMAT: Final = (
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-)
 
 
 class _IntOrString(_Node):

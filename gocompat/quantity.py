@@ -6,8 +6,13 @@ behaviours that surprise readers:
 * A string that the fast int64 path already considers canonical is *kept verbatim*
   (apimachinery caches the input string): ``"+1"`` stays ``"+1"``, ``"05"`` stays ``"05"``,
   ``"1.500k"`` stays ``"1.500k"``, ``"5."`` stays ``"5."``.
-* A DecimalSI value whose canonical exponent has no SI suffix (above ``E``) falls back to
-  exponent notation (``"1000E"`` -> ``"1e21"``), as current apimachinery does.
+* A DecimalSI value whose canonical exponent has no SI suffix (above ``E``) is written without
+  one: ``"1000E"`` -> ``"1"`` (apimachinery's suffix lookup fails and its error is ignored).
+
+An invalid quantity raises ValueError with apimachinery's own error text: :data:`ERR_FORMAT`
+(the text does not have the form of a quantity), :data:`ERR_SUFFIX` (an unknown suffix) or
+:data:`ERR_NUMERIC` (no number before the suffix). ``Quantity.UnmarshalJSON`` returns that error
+as it is, so it is also the decode error of a quantity field.
 
 Values are kept as an exact ``(unscaled, exp10)`` pair so that huge exponents never expand.
 """
@@ -18,7 +23,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-__all__ = ["Quantity", "canonical", "parse_quantity"]
+__all__ = ["ERR_FORMAT", "ERR_NUMERIC", "ERR_SUFFIX", "Quantity", "canonical", "parse_quantity"]
+
+ERR_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+ERR_SUFFIX = "unable to parse quantity's suffix"
+ERR_NUMERIC = "unable to parse numeric part of quantity"
 
 Format = Literal["DecimalSI", "BinarySI", "DecimalExponent"]
 
@@ -102,7 +111,7 @@ def _scan(s: str) -> tuple[bool, str, str, str, str]:
         pos += 1
     while pos < end:
         if s[pos] not in _DIGITS:
-            raise ValueError(f"quantities must match the regular expression: {s!r}")
+            raise ValueError(ERR_FORMAT)
         pos += 1
     return positive, value, num, denom, s[suffix_start:]
 
@@ -116,14 +125,14 @@ def _interpret(suffix: str) -> tuple[int, int, Format]:
         body = suffix[1:]
         digits = body[1:] if body[0] in "+-" else body
         if not digits or any(c not in _DIGITS for c in digits):
-            raise ValueError(f"unable to parse quantity's suffix: {suffix!r}")
+            raise ValueError(ERR_SUFFIX)
         parsed = int(body)
         if parsed > _MAX_INT64 or parsed < -_MAX_INT64 - 1:
-            raise ValueError(f"unable to parse quantity's suffix: {suffix!r}")
+            raise ValueError(ERR_SUFFIX)
         # Go converts the parsed int64 exponent to int32 (wrapping).
         exp = ((parsed + (1 << 31)) % (1 << 32)) - (1 << 31)
         return 10, exp, "DecimalExponent"
-    raise ValueError(f"unable to parse quantity's suffix: {suffix!r}")
+    raise ValueError(ERR_SUFFIX)
 
 
 def _parse_decimal(value: str) -> tuple[int, int]:
@@ -136,7 +145,7 @@ def _parse_decimal(value: str) -> tuple[int, int]:
     whole, _, frac = body.partition(".")
     digits = whole + frac
     if not digits or any(c not in _DIGITS for c in digits):
-        raise ValueError(f"unable to parse numeric part of quantity: {value!r}")
+        raise ValueError(ERR_NUMERIC)
     return sign * int(digits), -len(frac)
 
 
@@ -160,7 +169,7 @@ def parse_quantity(s: str) -> Quantity:
     if not isinstance(s, str):
         raise ValueError(f"quantity must be a string, got {type(s).__name__}")
     if not s:
-        raise ValueError("quantities must match the regular expression (empty string)")
+        raise ValueError(ERR_FORMAT)
     if s == "0":
         return Quantity(0, 0, "DecimalSI", "0")
     positive, value, num, denom, suf = _scan(s)
@@ -264,11 +273,8 @@ def _canonical_string(q: Quantity) -> str:
         exponent -= rem
     if fmt == "DecimalExponent":
         return f"{amount}" if exponent == 0 else f"{amount}e{exponent}"
-    # DecimalSI: an exponent without an SI suffix falls back to exponent notation.
-    suffix = _DEC_BY_EXP.get(exponent)
-    if suffix is None:
-        return f"{amount}e{exponent}"
-    return f"{amount}{suffix}"
+    # DecimalSI: an exponent without an SI suffix is written without one (see the module's notes).
+    return f"{amount}{_DEC_BY_EXP.get(exponent, '')}"
 
 
 @lru_cache(maxsize=4096)
