@@ -250,7 +250,11 @@ def test_canonical_is_idempotent_and_value_preserving(mant: int, frac: int, suff
     text = ("-" if neg else "") + text + suffix
     out = canonical(text)
     assert canonical(out) == out
-    assert _value(out) == _value(text)
+    value = _value(text)
+    if _value(out) != value:  # past E apimachinery drops the suffix it has not got (1000E -> 1)
+        exponent = (value / _value(out)).adjusted()
+        assert parse_quantity(text).format == "DecimalSI" and exponent >= 21 and exponent % 3 == 0
+        assert value == _value(out).scaleb(exponent)
 
 
 # --- every value of tests/fixtures/quantity/quantity.jsonl, as apimachinery v0.34.3 decodes it --------
