@@ -202,53 +202,107 @@ def go_time(s: str, micro: bool = False) -> str:
     return out + "Z"
 
 
-_UNITS: Final[dict[str, int]] = {
-    "ns": 1,
-    "us": 1000,
-    "µs": 1000,
-    "μs": 1000,
-    "ms": 1000_000,
-    "s": 1000_000_000,
-    "m": 60 * 1000_000_000,
-    "h": 3600 * 1000_000_000,
+_UNITS: Final[dict[bytes, int]] = {
+    b"ns": 1,
+    b"us": 1000,
+    "µs".encode(): 1000,  # U+00B5 micro sign
+    "μs".encode(): 1000,  # U+03BC Greek mu
+    b"ms": 1000_000,
+    b"s": 1000_000_000,
+    b"m": 60 * 1000_000_000,
+    b"h": 3600 * 1000_000_000,
 }
-_DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)([^0-9.]*)")
-_MAX_DURATION = (1 << 63) - 1
+_OVERFLOW: Final = 1 << 63
+
+
+def _leading_int(b: bytes) -> tuple[int, bytes] | None:
+    """``leadingInt``: the leading digits' value and the rest; None past 1<<63."""
+    x = 0
+    i = 0
+    while i < len(b) and 0x30 <= b[i] <= 0x39:
+        if x > _OVERFLOW // 10:
+            return None
+        x = x * 10 + b[i] - 0x30
+        if x > _OVERFLOW:
+            return None
+        i += 1
+    return x, b[i:]
+
+
+def _leading_fraction(b: bytes) -> tuple[int, float, bytes]:
+    """``leadingFraction``: the digits' value and scale (precision stops short of overflow)."""
+    x, scale, i, overflow = 0, 1.0, 0, False
+    while i < len(b) and 0x30 <= b[i] <= 0x39:
+        if not overflow:
+            y = x * 10 + b[i] - 0x30
+            if x > (_OVERFLOW - 1) // 10 or y > _OVERFLOW:
+                overflow = True
+            else:
+                x, scale = y, scale * 10
+        i += 1
+    return x, scale, b[i:]
 
 
 def parse_duration(s: str) -> int:
-    """``time.ParseDuration``: nanoseconds, or ValueError with Go's message."""
-    orig = s
-    bad = ValueError(f'time: invalid duration "{orig}"')
+    """``time.ParseDuration``: nanoseconds, or ValueError with Go's message (the text quoted as
+    Go quotes it, a byte outside printable ASCII as ``\\xhh``)."""
+    orig = s.encode("utf-8", "surrogatepass")
+
+    def error(message: str) -> ValueError:
+        return ValueError(f"time: {message} {_quote(orig)}")
+
+    b = orig
     neg = False
-    if s[:1] in ("-", "+"):
-        neg = s[0] == "-"
-        s = s[1:]
-    if s == "0":
+    if b[:1] in (b"-", b"+"):
+        neg = b[:1] == b"-"
+        b = b[1:]
+    if b == b"0":
         return 0
-    if not s:
-        raise bad
-    total = 0
-    pos = 0
-    while pos < len(s):
-        m = _DURATION_PART.match(s, pos)
-        if m is None or not m.group(1) or m.group(1) == ".":
-            raise bad
-        num, unit = m.group(1), m.group(2)
-        if not unit:
-            raise ValueError(f'time: missing unit in duration "{orig}"')
-        if unit not in _UNITS:
-            raise ValueError(f'time: unknown unit "{unit}" in duration "{orig}"')
-        whole, _, frac = num.partition(".")
-        scale = _UNITS[unit]
-        value = int(whole or "0") * scale
-        if frac:
-            value += int(frac) * scale // 10 ** len(frac)
-        total += value
-        if total > _MAX_DURATION + (1 if neg else 0):
-            raise bad
-        pos = m.end()
-    return -total if neg else total
+    if not b:
+        raise error("invalid duration")
+    d = 0
+    while b:
+        if not (b[0] == 0x2E or 0x30 <= b[0] <= 0x39):
+            raise error("invalid duration")
+        lead = _leading_int(b)
+        if lead is None:
+            raise error("invalid duration")
+        v, rest = lead
+        pre = len(rest) != len(b)
+        b = rest
+        f, scale, post = 0, 1.0, False
+        if b[:1] == b".":
+            b = b[1:]
+            f, scale, rest = _leading_fraction(b)
+            post = len(rest) != len(b)
+            b = rest
+        if not pre and not post:
+            raise error("invalid duration")
+        i = 0
+        while i < len(b) and not (b[i] == 0x2E or 0x30 <= b[i] <= 0x39):
+            i += 1
+        if i == 0:
+            raise error("missing unit in duration")
+        unit_text, b = b[:i], b[i:]
+        unit = _UNITS.get(unit_text)
+        if unit is None:
+            raise error(f"unknown unit {_quote(unit_text)} in duration")
+        if v > _OVERFLOW // unit:
+            raise error("invalid duration")
+        v *= unit
+        if f > 0:
+            # Go adds the fraction in float64 (nanosecond-accurate up to an hour's fraction).
+            v += int(float(f) * (float(unit) / scale))
+            if v > _OVERFLOW:
+                raise error("invalid duration")
+        d += v
+        if d > _OVERFLOW:
+            raise error("invalid duration")
+    if neg:
+        return -d
+    if d > _OVERFLOW - 1:
+        raise error("invalid duration")
+    return d
 
 
 def format_duration(ns: int) -> str:

@@ -1,6 +1,7 @@
 """Go's ``time.Parse`` with the layouts of ``metav1.Time`` and ``metav1.MicroTime``, printed as
-those types print it: every text of ``tests/fixtures/gotime/rfc3339.jsonl`` (what Go made of it)
-is accepted or refused alike, with the same output or the same error text."""
+those types print it, and ``time.ParseDuration`` printed by ``Duration.String``: every text of
+``tests/fixtures/gotime/rfc3339.jsonl`` and ``durations.jsonl`` (what Go made of it) is accepted or
+refused alike, with the same output or the same error text."""
 
 from __future__ import annotations
 
@@ -12,10 +13,15 @@ import pytest
 
 from gocompat.decoding import decode
 from gocompat.errors import GoTypeError
-from gocompat.gotime import go_time
+from gocompat.gotime import format_duration, go_time, parse_duration
 
-CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "gotime" / "rfc3339.jsonl"
-CASES: list[dict[str, Any]] = [json.loads(line) for line in CORPUS.read_text().splitlines() if line]
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gotime"
+CASES: list[dict[str, Any]] = [
+    json.loads(line) for line in (FIXTURES / "rfc3339.jsonl").read_text().splitlines() if line
+]
+DURATIONS: list[dict[str, str]] = [
+    json.loads(line) for line in (FIXTURES / "durations.jsonl").read_text().splitlines() if line
+]
 ERROR = "error: "
 
 
@@ -76,3 +82,21 @@ def test_errors_name_the_element_go_stopped_at() -> None:
         go_time("2024-13-01T00:00:00Z")
     with pytest.raises(ValueError, match=r'^parsing time "\\xd9\\xa2024-01-01T00:00:00Z" as '):
         go_time("\u0662024-01-01T00:00:00Z")
+
+
+def _duration(text: str) -> str:
+    try:
+        return format_duration(parse_duration(text))
+    except ValueError as exc:
+        return ERROR + str(exc)
+
+
+def test_every_duration_as_go_reads_it() -> None:
+    wrong = [(c["in"], c["duration"], got) for c in DURATIONS if (got := _duration(c["in"])) != c["duration"]]
+    assert wrong == []
+    assert sum(not c["duration"].startswith(ERROR) for c in DURATIONS) > 100
+
+
+def test_duration_errors_quote_as_go_does() -> None:
+    assert _duration("1é") == ERROR + 'time: unknown unit "\\xc3\\xa9" in duration "1\\xc3\\xa9"'
+    assert _duration("92233720368547758070ns") == ERROR + 'time: invalid duration "92233720368547758070ns"'
