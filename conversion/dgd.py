@@ -10,5 +10,7 @@ CONVERTER = KindConverter(
     kind=KIND_DGD,
     group="nvidia.com",
     hub="v1beta1",
-    spokes={"v1alpha1": Spoke(to_hub=v1alpha1.to_hub, from_hub=v1alpha1.from_hub)},
+    spokes={
+        "v1alpha1": Spoke(to_hub=v1alpha1.to_hub, from_hub=v1alpha1.from_hub, reusing_to_hub=v1alpha1.to_hub)
+    },
 )

@@ -12,12 +12,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from conversion.errors import ConversionError
 from gocompat.jsonvalue import deep_copy
 
 __all__ = [
     "INTERNAL_ERROR",
     "KindConverter",
+    "Reuse",
     "Spoke",
     "convert",
     "require_object",
@@ -31,13 +34,48 @@ Obj = dict[str, Any]
 INTERNAL_ERROR = "internal error occurred during conversion"
 
 
+class Reuse:
+    """What the conversions of one request's objects to the hub (an UPDATE's new and old object)
+    may share: a spoke that takes it (:attr:`Spoke.reusing_to_hub`) keeps there the converted
+    parts of one object, under keys naming their whole input (its JSON text, member order and
+    value types included), and takes them back for the same input in the next object instead of
+    converting it again. Only the spoke reads what it keeps, and the result is the same object
+    either way."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self) -> None:
+        self.parts: dict[Any, tuple[Any, Any]] = {}  # key -> (the input, its converted parts)
+
+    @staticmethod
+    def key(tag: str, value: Any, *context: Any) -> Any:
+        """The key of converting ``value`` (by its JSON text) in ``context``; None when it has no
+        JSON text (a map with keys that are not strings, as YAML may give): it is not kept."""
+        try:
+            return (tag, *context, orjson.dumps(value))
+        except TypeError:
+            return None
+
+    def kept(self, key: Any, value: Any) -> Any:
+        """The converted parts kept for ``value`` under ``key``, or None. The value is compared
+        too: the JSON text of NaN is that of null."""
+        entry = self.parts.get(key) if key is not None else None
+        return entry[1] if entry is not None and entry[0] == value else None
+
+    def keep(self, key: Any, value: Any, parts: Any) -> None:
+        if key is not None:
+            self.parts[key] = (value, parts)
+
+
 @dataclass(frozen=True)
 class Spoke:
     """The conversions of one spoke version: whole object in, new object out (the input is
-    never mutated)."""
+    never mutated). ``reusing_to_hub``: ``to_hub`` sharing converted parts through a
+    :class:`Reuse`, when the spoke has one."""
 
     to_hub: Callable[[Obj], Obj]
     from_hub: Callable[[Obj], Obj]
+    reusing_to_hub: Callable[[Obj, Reuse], Obj] | None = None
 
 
 @dataclass(frozen=True)
@@ -58,9 +96,9 @@ class KindConverter:
         object.__setattr__(self, "api_versions", versions)
         object.__setattr__(self, "hub_api_version", f"{self.group}/{self.hub}")
 
-    def convert(self, obj: Obj, desired_api_version: str) -> Obj:
+    def convert(self, obj: Obj, desired_api_version: str, reuse: Reuse | None = None) -> Obj:
         """:func:`convert` with this converter."""
-        return convert(self, obj, desired_api_version)
+        return convert(self, obj, desired_api_version, reuse)
 
 
 def require_object(obj: Any) -> Obj:
@@ -93,8 +131,10 @@ def unsupported(kind: Any, desired_api_version: str, api_versions: tuple[str, ..
     return ConversionError(f"unsupported kind {kind!r} for conversion to {desired_api_version}")
 
 
-def convert(converter: KindConverter, obj: Obj, desired_api_version: str) -> Obj:
+def convert(converter: KindConverter, obj: Obj, desired_api_version: str, reuse: Reuse | None = None) -> Obj:
     """Convert one object of ``converter.kind`` to ``desired_api_version`` (a new dict).
+    ``reuse``: shared with the conversion of another object of the same request (see
+    :class:`Reuse`; the answer is the same without it).
 
     Raises :class:`ConversionError` with the review failure message; an unexpected exception in
     a spoke becomes :data:`INTERNAL_ERROR`, chained to that exception.
@@ -115,7 +155,11 @@ def convert(converter: KindConverter, obj: Obj, desired_api_version: str) -> Obj
     try:
         out = obj
         if version != hub:
-            out = converter.spokes[version.rpartition("/")[2]].to_hub(out)
+            spoke = converter.spokes[version.rpartition("/")[2]]
+            if reuse is not None and spoke.reusing_to_hub is not None:
+                out = spoke.reusing_to_hub(out, reuse)
+            else:
+                out = spoke.to_hub(out)
             if desired_api_version != hub:
                 out["apiVersion"] = hub
                 out["kind"] = kind

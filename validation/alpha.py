@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from conversion.hub import KindConverter, without_managed_fields
+from conversion.hub import KindConverter, Reuse, without_managed_fields
 from domain.constants import (
     ANN_DCD_SPEC,
     ANN_DGD_SPEC,
@@ -44,10 +44,12 @@ class HandlerPanic(Exception):
     """Upstream dereferences a nil pointer here; its webhook recovers and answers HTTP 500."""
 
 
-def to_hub(obj: JSON, converter: KindConverter) -> JSON:
+def to_hub(obj: JSON, converter: KindConverter, reuse: Reuse | None = None) -> JSON:
     """``obj`` in the hub version, for the rules to read. No rule reads ``metadata.managedFields``:
-    it is left out rather than copied with the rest of the metadata."""
-    return converter.convert(without_managed_fields(obj), HUB_API_VERSION)
+    it is left out rather than copied with the rest of the metadata. ``reuse``: shared by the
+    conversions of one request's objects (an UPDATE's new and old object mostly hold the same
+    services and status)."""
+    return converter.convert(without_managed_fields(obj), HUB_API_VERSION, reuse)
 
 
 # --- cheap hub-side pre-filters ---------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from conversion import ConversionError
-from conversion.hub import KindConverter
+from conversion.hub import KindConverter, Reuse
 from domain.admission import AdmissionInput, Decision, JSONObject
 from gocompat.fielderrors import FieldError, invalid_decision
 from validation import alpha
@@ -34,8 +34,9 @@ def prepare(
         return invalid_decision(kind, name, schema_errs)
     if sent_alpha:
         try:
-            new = alpha.to_hub(new, converter)
-            old = alpha.to_hub(old, converter) if old is not None else None
+            reuse = Reuse()
+            new = alpha.to_hub(new, converter, reuse)
+            old = alpha.to_hub(old, converter, reuse) if old is not None else None
         except ConversionError as exc:
             # The API server would fail the request in its conversion call; an object that
             # cannot be brought to the hub is answered like an undecodable one.

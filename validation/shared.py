@@ -202,8 +202,9 @@ def component_update_errors(
     field by field: every rule here compares the two states and finds nothing when they are
     equal, except the GPU Memory Service check of the new state, which alone runs
     (``tests/validation/test_update_unchanged.py`` pins this to the full comparison)."""
-    if new == old and orjson.dumps(new) == orjson.dumps(old):
-        # ``==`` alone would take 1, 1.0 and true for the same value; the encodings do not.
+    if new is old or (new == old and orjson.dumps(new) == orjson.dumps(old)):
+        # ``==`` alone would take 1, 1.0 and true for the same value; the encodings do not (the
+        # conversion of an UPDATE's two v1alpha1 objects hands both the same unchanged component).
         if not validate_gms_new_state:
             return []
         return failover.gms_new_state_errors(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from conversion.errors import ConversionError
+from conversion.hub import Reuse
 from conversion.payloads import (
     apply_epp_records,
     decode_root,
@@ -337,8 +338,11 @@ def _topology(tc: J, name_from: str, name_to: str) -> J:
     return out
 
 
-def to_hub(obj: J) -> J:
-    """α DGD → β DGD (``ConvertTo``)."""
+def to_hub(obj: J, reuse: Reuse | None = None) -> J:
+    """α DGD → β DGD (``ConvertTo``). With ``reuse``, a service or a status another object of
+    the request had with the same JSON (and the same spec annotation, which its conversion also
+    reads) is not converted again: its converted component and save entry, or its converted
+    status and save entry, are taken from there."""
     meta = deep_copy(obj.get("metadata") or {})
     restored: J | None = None
     raw = get_annotation(meta, ANN_DGD_SPEC)
@@ -354,10 +358,21 @@ def to_hub(obj: J) -> J:
     scrub(meta, (ANN_DGD_SPEC, ANN_DGD_STATUS))
 
     src = decode_root(obj.get("spec"), ALPHA_SPEC_LIVE, "spec")
+    # name -> the key of its converted parts in ``reuse``, and the parts found there
+    keys: dict[str, Any] = {}
+    reused: dict[str, tuple[J, J]] = {}
+    raw_services: J = dict(src.get("services") or {})
     try:
-        for name, svc in (src.get("services") or {}).items():
-            if svc is not None:
-                src["services"][name] = canon_alpha_shared(svc)
+        for name, svc in raw_services.items():
+            if svc is None:
+                continue
+            if reuse is not None:
+                keys[name] = Reuse.key("dgd-service", svc, name, raw)
+                parts = reuse.kept(keys[name], svc)
+                if parts is not None:
+                    reused[name] = parts
+                    continue
+            src["services"][name] = canon_alpha_shared(svc)
     except GoTypeError as exc:
         raise ConversionError(str(exc)) from exc
     dst: J = {}
@@ -395,31 +410,25 @@ def to_hub(obj: J) -> J:
             if svc is None:
                 save.setdefault("services", {})[name] = None
                 continue
-            rs = restored_by_name.get(name)
-            csave: J = {}
-            try:
-                c = component_to_hub(
-                    svc, rs, csave, not hub_origin, rs is not None and rs.get("podTemplate") is not None
-                )
-            except ConversionError as failed:
-                raise ConversionError(f'component "{name}": {failed}') from failed
-            c["name"] = name
-            if svc.get("serviceName") and svc["serviceName"] != name:
-                csave["serviceName"] = svc["serviceName"]
+            kept = reused.get(name)
+            if kept is None:
+                kept = _service_to_hub(name, svc, restored_by_name.get(name), hub_origin)
+                if reuse is not None:
+                    reuse.keep(keys[name], raw_services[name], kept)
+            component, csave = kept
             if csave:
                 save.setdefault("services", {})[name] = csave
-            components.append(_order_component(c))
+            components.append(component)
         dst["components"] = components
 
-    status = decode_root(obj.get("status"), ALPHA_STATUS, "status")
-    status_save: J = {}
-    for name, s in (status.get("services") or {}).items():
-        if name_needs_preservation(s):
-            entry: J = {"componentName": s.get("componentName", "")}
-            if s.get("componentNames") is not None:
-                entry["componentNames"] = list(s["componentNames"])
-            status_save.setdefault("services", {})[name] = entry
-    dst_status = _status_to_hub(status)
+    raw_status = obj.get("status")
+    status_key = Reuse.key("dgd-status", raw_status) if reuse is not None else None
+    status_parts = reuse.kept(status_key, raw_status) if reuse is not None else None
+    if status_parts is None:
+        status_parts = _status_parts_to_hub(raw_status)
+        if reuse is not None:
+            reuse.keep(status_key, raw_status, status_parts)
+    status_save, dst_status = status_parts
 
     if save:
         set_annotation(meta, ANN_DGD_SPEC, write_spec_payload(encode(save, ALPHA_SPEC)))
@@ -427,10 +436,37 @@ def to_hub(obj: J) -> J:
         set_annotation(meta, ANN_DGD_STATUS, write_json_payload(encode(status_save, ALPHA_STATUS)))
     out: J = {"apiVersion": HUB_API_VERSION, "kind": obj.get("kind"), "metadata": meta}
     if dst:
-        out["spec"] = encode(dst, BETA_SPEC)
+        # The components are encoded already, each as BETA_SPEC's list encoder would.
+        out["spec"] = encode(dst, BETA_SPEC_LIVE)
     if dst_status:
         out["status"] = dst_status
     return out
+
+
+def _service_to_hub(name: str, svc: J, rs: J | None, hub_origin: bool) -> tuple[J, J]:
+    """One typed α service → (its β component, encoded, and its entry of the save annotation)."""
+    csave: J = {}
+    try:
+        c = component_to_hub(svc, rs, csave, not hub_origin, rs is not None and rs.get("podTemplate") is not None)
+    except ConversionError as failed:
+        raise ConversionError(f'component "{name}": {failed}') from failed
+    c["name"] = name
+    if svc.get("serviceName") and svc["serviceName"] != name:
+        csave["serviceName"] = svc["serviceName"]
+    return encode(_order_component(c), BETA_SHARED), csave
+
+
+def _status_parts_to_hub(raw_status: Any) -> tuple[J, J]:
+    """The α status → (its save annotation entries, the β status)."""
+    status = decode_root(raw_status, ALPHA_STATUS, "status")
+    status_save: J = {}
+    for name, s in (status.get("services") or {}).items():
+        if name_needs_preservation(s):
+            entry: J = {"componentName": s.get("componentName", "")}
+            if s.get("componentNames") is not None:
+                entry["componentNames"] = list(s["componentNames"])
+            status_save.setdefault("services", {})[name] = entry
+    return status_save, _status_to_hub(status)
 
 
 def _order_component(c: J) -> J:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.compare import normalize
 from conversion import ConversionError
+from conversion.dgd import CONVERTER as DGD_CONVERTER
+from conversion.hub import Reuse
 from kinds import convert
+from tests.conversion.strategies import alpha_dgd
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"
@@ -262,3 +268,106 @@ def test_spoke_origin_suppresses_hub_origin_marker() -> None:
 def test_partial_object_keeps_metadata() -> None:
     out = convert({"apiVersion": ALPHA, "kind": "DynamoGraphDeployment"}, BETA)
     assert out["metadata"] == {}
+
+
+# --- an UPDATE's two objects converted with one Reuse ------------------------------------------------
+
+
+def _convert_pair(new: J, old: J) -> tuple[J | str, J | str, Reuse]:
+    """Both objects converted to the hub sharing one Reuse, new first (a ConversionError's text in
+    place of a refused object)."""
+    reuse = Reuse()
+    out: list[J | str] = []
+    for obj in (new, old):
+        try:
+            out.append(DGD_CONVERTER.convert(obj, BETA, reuse))
+        except ConversionError as exc:
+            out.append(f"error: {exc}")
+    return out[0], out[1], reuse
+
+
+def _convert_alone(obj: J) -> J | str:
+    try:
+        return DGD_CONVERTER.convert(obj, BETA)
+    except ConversionError as exc:
+        return f"error: {exc}"
+
+
+@st.composite
+def _pairs(draw: Any) -> tuple[J, J]:
+    """A v1alpha1 DGD and an edit of it: services or the status changed, removed, swapped for
+    values of the same JSON that Python's == takes for equal (1 and 1.0 and true), or left alone."""
+    old = draw(alpha_dgd())
+    new = copy.deepcopy(old)
+    services = new["spec"].get("services") or {}
+    for name in sorted(services):
+        edit = draw(st.sampled_from(["keep", "keep", "replicas", "float", "drop", "null", "bad"]))
+        svc = services[name]
+        if edit == "replicas" and isinstance(svc, dict):
+            svc["replicas"] = draw(st.integers(0, 5))
+        elif edit == "float" and isinstance(svc, dict) and isinstance(svc.get("replicas"), int):
+            svc["replicas"] = float(svc["replicas"])  # == to the int, another JSON text
+        elif edit == "drop":
+            del services[name]
+        elif edit == "null":
+            services[name] = None
+        elif edit == "bad" and isinstance(svc, dict):
+            svc["sharedMemory"] = {"size": "bogus"}
+    if draw(st.booleans()) and isinstance(new.get("status"), dict):
+        new["status"]["state"] = draw(st.sampled_from(["pending", "failed"]))
+    if draw(st.booleans()):
+        new, old = old, new
+    return new, old
+
+
+@given(_pairs())
+def test_a_pair_converted_with_one_reuse_is_each_converted_alone(pair: tuple[J, J]) -> None:
+    new, old = pair
+    before = orjson.dumps([new, old])
+    got_new, got_old, _ = _convert_pair(new, old)
+    assert got_new == _convert_alone(new)
+    assert got_old == _convert_alone(old)
+    assert orjson.dumps(got_new) == orjson.dumps(_convert_alone(new))
+    assert orjson.dumps(got_old) == orjson.dumps(_convert_alone(old))
+    assert orjson.dumps([new, old]) == before
+
+
+def test_unchanged_services_and_status_are_converted_once() -> None:
+    old = alpha(
+        spec={"services": {"a": {"replicas": 1, "extraPodSpec": {"mainContainer": {"image": "i"}}}, "b": {"replicas": 2}}},
+        status={"state": "successful", "services": {"a": {"componentKind": "Deployment", "componentName": "x"}}},
+    )
+    new = copy.deepcopy(old)
+    new["spec"]["services"]["b"]["replicas"] = 3
+    reuse = Reuse()
+    DGD_CONVERTER.convert(new, BETA, reuse)
+    assert sorted((k[0], k[1] if k[0] == "dgd-service" else "") for k in reuse.parts) == [
+        ("dgd-service", "a"),
+        ("dgd-service", "b"),
+        ("dgd-status", ""),
+    ]
+    # Mark what the new object's conversion kept: the old object's conversion takes a and the status from there.
+    for key, (_, (first, second)) in reuse.parts.items():
+        if key[0] == "dgd-service":
+            first["replicas"] = 7
+        else:
+            second["state"] = "kept"
+    got_old = DGD_CONVERTER.convert(old, BETA, reuse)
+    assert [c["replicas"] for c in got_old["spec"]["components"]] == [7, 2]
+    assert got_old["status"]["state"] == "kept"
+    assert len(reuse.parts) == 4
+
+
+def test_values_python_takes_for_equal_are_not_shared() -> None:
+    old = alpha(spec={"services": {"a": {"replicas": 1}}}, status={"state": "x", "observedGeneration": 1})
+    new = copy.deepcopy(old)
+    new["spec"]["services"]["a"]["replicas"] = True  # == 1 in Python; Go refuses a bool here
+    new["status"]["observedGeneration"] = 1.0
+    got_new, got_old, _ = _convert_pair(new, old)
+    assert got_new == _convert_alone(new) and isinstance(got_new, str)
+    assert got_old == _convert_alone(old)
+    nan_old = alpha(spec={"services": {"a": {"replicas": 1, "annotations": {"k": "v"}}}})
+    nan_new = copy.deepcopy(nan_old)
+    nan_new["spec"]["services"]["a"]["scalingAdapter"] = None
+    nan_old["spec"]["services"]["a"]["scalingAdapter"] = float("nan")  # the same JSON text as null
+    assert _convert_pair(nan_new, nan_old)[:2] == (_convert_alone(nan_new), _convert_alone(nan_old))
