@@ -15,6 +15,8 @@ order. Held text also goes out at once past :data:`HOLD_LIMIT` characters, when 
 starts writing, and on :meth:`PerTurnStream.flush` outside a loop. A stream that fails at a
 turn's end loses that turn's lines, as :mod:`logging` drops a line it cannot write; the failure
 is not raised into the event loop (whose error report would be logged, held, and fail again).
+A signal handler that logs while the stream is writing (the SIGTERM handler) writes through it
+again, and its line follows.
 """
 
 from __future__ import annotations
@@ -38,7 +40,10 @@ class PerTurnStream:
         self._held: list[str] = []
         self._size = 0
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop whose turn end is queued
-        self._lock = threading.Lock()
+        # Reentrant: a signal handler runs in the main thread between any two bytecodes, also
+        # while this stream holds the lock, and it may log (the SIGTERM handler does); with a
+        # plain lock that write would wait for itself forever.
+        self._lock = threading.RLock()
 
     def write(self, text: str) -> int:
         loop = _get_running_loop()
@@ -74,11 +79,13 @@ class PerTurnStream:
                 self._release()
 
     def _release(self) -> None:
-        """Write what is held as one write and flush ``stream`` (the caller holds the lock)."""
+        """Write what is held as one write and flush ``stream`` (the caller holds the lock). A
+        write made meanwhile by a signal handler lands in the list taken or in the new one,
+        never in between."""
         if not self._held:
             return
-        text = "".join(self._held)
-        self._held.clear()
+        held, self._held = self._held, []
+        text = "".join(held)
         self._size = 0
         self.stream.write(text)
         self.stream.flush()

@@ -7,7 +7,7 @@ import asyncio
 import io
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import orjson
 import pytest
@@ -139,6 +139,51 @@ def test_flush_outside_a_loop_writes_out_what_is_held() -> None:
     assert out.writes == []
     stream.flush()  # what logging.shutdown does at exit
     assert out.writes == ["held\n"]
+
+
+class Interrupted(Recorder):
+    """A stream during whose next write a signal handler runs and logs (the main thread runs a
+    handler between any two bytecodes, also while the stream holds its lock)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.handler: Callable[[], None] | None = None
+
+    def write(self, text: str) -> int:
+        handler, self.handler = self.handler, None
+        if handler is not None:
+            handler()
+        return super().write(text)
+
+
+def _finishes(target: Callable[[], None]) -> bool:
+    """Whether ``target`` returns within 10 seconds (a deadlock would hold its thread forever)."""
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(10)
+    return not thread.is_alive()
+
+
+def test_a_signal_handler_logging_while_a_turns_lines_are_written_does_not_deadlock() -> None:
+    out = Interrupted()
+    stream = PerTurnStream(out)
+
+    async def main() -> None:
+        out.handler = lambda: stream.write("shutting down\n")
+        stream.write("a\n")
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+
+    assert _finishes(lambda: asyncio.run(main()))
+    assert out.getvalue() == "a\nshutting down\n"
+
+
+def test_a_signal_handler_logging_while_a_line_goes_straight_through_does_not_deadlock() -> None:
+    out = Interrupted()
+    stream = PerTurnStream(out)
+    out.handler = lambda: stream.write("shutting down\n")
+    assert _finishes(lambda: stream.write("a\n"))
+    assert out.getvalue() == "shutting down\na\n"
 
 
 def test_a_broken_stream_loses_the_turns_lines_without_failing_the_loop() -> None:
