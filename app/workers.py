@@ -137,19 +137,27 @@ def _worker_services(settings: Settings, cert_ready: Any | None) -> ClusterServi
     return services
 
 
-def _exit_with_parent(parent: int) -> None:
-    """A worker whose supervisor is gone (killed) stops gracefully instead of serving on."""
+def stop_seconds(settings: Settings) -> float:
+    """How long a worker may take to stop after SIGTERM before it is killed."""
+    return settings.drain_seconds + GRACEFUL_SHUTDOWN_SECONDS + STOP_GRACE
+
+
+def _exit_with_parent(parent: int, stop_seconds: float) -> None:
+    """A worker whose supervisor is gone (killed) stops gracefully instead of serving on, and
+    exits at once if it has not stopped ``stop_seconds`` later (as the supervisor would kill it)."""
     while os.getppid() == parent:
         time.sleep(1.0)
     os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(stop_seconds)
+    os._exit(1)
 
 
 def worker_main(
     index: int, settings_data: dict[str, Any], sock: socket.socket, cert_ready: Any | None, supervisor: int
 ) -> None:
     """Entry point of one worker process (spawned; imports happen after the metrics dir is set)."""
-    threading.Thread(target=_exit_with_parent, args=(supervisor,), daemon=True).start()
     settings = Settings(**settings_data)
+    threading.Thread(target=_exit_with_parent, args=(supervisor, stop_seconds(settings)), daemon=True).start()
     configure_logging(settings.log_format, settings.log_level, per_turn=True)
     memory.limit_arenas()
     cert_file, key_file = settings.cert_dir / "tls.crt", settings.cert_dir / "tls.key"
@@ -239,7 +247,7 @@ class Supervisor:
         # drain, new connections are refused rather than queued for nobody.
         self.sock.close()
         self.forward(signal.SIGTERM)
-        deadline = time.monotonic() + self.settings.drain_seconds + GRACEFUL_SHUTDOWN_SECONDS + STOP_GRACE
+        deadline = time.monotonic() + stop_seconds(self.settings)
         for slot in self.slots:
             process = slot.process
             if process is None:
