@@ -415,13 +415,15 @@ def _check_status(hub: JSON, meta: JSON, converter: KindConverter, status_key: s
     converter.convert(stripped, ALPHA_API_VERSION)
 
 
-def _lazy_graph(hub: JSON, shared: _Shared | None = None) -> GraphView:
+def _lazy_graph(hub: JSON, shared: _Shared | None = None, converted: bool = False) -> GraphView:
     shared = shared or _Shared()
     meta = _metadata(hub, KIND_DGD)
     saved_spec = _saved_spec(meta, ANN_DGD_SPEC, dgd_spoke.ALPHA_SPEC, shared) or {}
-    _check_status(hub, meta, DGD_CONVERTER, ANN_DGD_STATUS)
+    if not converted:
+        _check_status(hub, meta, DGD_CONVERTER, ANN_DGD_STATUS)
     spec = decode_root(hub.get("spec"), dgd_spoke.BETA_SPEC_LIVE, "spec")
-    components = [shared.canonical(c) for c in spec.get("components") or []]
+    raw_components = spec.get("components") or []
+    components = raw_components if converted else [shared.canonical(c) for c in raw_components]
     saved_services = saved_spec.get("services") or {}
     services: dict[str, ServiceView | None] = {}
     for c in components:
@@ -437,25 +439,26 @@ def _lazy_graph(hub: JSON, shared: _Shared | None = None) -> GraphView:
     )
 
 
-def _lazy_component(hub: JSON, shared: _Shared | None = None) -> ComponentView:
+def _lazy_component(hub: JSON, shared: _Shared | None = None, converted: bool = False) -> ComponentView:
     shared = shared or _Shared()
     meta = _metadata(hub, KIND_DCD)
     saved = _saved_spec(meta, ANN_DCD_SPEC, dcd_spoke.ALPHA_SPEC, shared)
-    _check_status(hub, meta, DCD_CONVERTER, ANN_DCD_STATUS)
+    if not converted:
+        _check_status(hub, meta, DCD_CONVERTER, ANN_DCD_STATUS)
     _, component = dcd_spoke.decode_hub_spec(hub.get("spec"))
     return ComponentView(string(meta, "namespace"), _owner_name(meta), LazyService(component, saved))
 
 
-def lazy_graph(hub: JSON, shared: _Shared | None = None) -> GraphView:
+def lazy_graph(hub: JSON, shared: _Shared | None = None, converted: bool = False) -> GraphView:
     try:
-        return _lazy_graph(hub, shared)
+        return _lazy_graph(hub, shared, converted)
     except Exception:  # any failed decode: the full conversion decides
         return full_graph(hub)
 
 
-def lazy_component(hub: JSON, shared: _Shared | None = None) -> ComponentView:
+def lazy_component(hub: JSON, shared: _Shared | None = None, converted: bool = False) -> ComponentView:
     try:
-        return _lazy_component(hub, shared)
+        return _lazy_component(hub, shared, converted)
     except Exception:  # any failed decode: the full conversion decides
         return full_component(hub)
 
@@ -466,21 +469,28 @@ _View = TypeVar("_View", GraphView, ComponentView)
 class Views:
     """The views of one request's objects, each built once (the stateless and the update pass
     of a request read the same views), the lazy builds sharing what the objects have in common.
-    Raises CompatibilityViewError."""
+    Raises CompatibilityViewError.
 
-    __slots__ = ("_built", "_shared")
+    ``converted``: the objects are this service's own conversion of v1alpha1 objects (a request
+    sent as v1alpha1). Converting such an object back cannot fail (the conversion round trip), and
+    a DGD's components are typed views already (decoding one gives it back): their views are
+    built without checking the status half and without canonicalising a DGD's components
+    (``tests/validation/test_compat_view.py`` proves both on every converted object)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_built", "_converted", "_shared")
+
+    def __init__(self, converted: bool = False) -> None:
         # By id(); the object is kept alongside so that its id stays its own.
         self._built: dict[int, tuple[JSON, Any]] = {}
         self._shared = _Shared()
+        self._converted = converted
 
     def _view(
-        self, hub: JSON, lazy: Callable[[JSON, _Shared], _View], full: Callable[[JSON], _View]
+        self, hub: JSON, lazy: Callable[[JSON, _Shared, bool], _View], full: Callable[[JSON], _View]
     ) -> _View:
         hit = self._built.get(id(hub))
         if hit is None:
-            hit = (hub, lazy(hub, self._shared) if LAZY else full(hub))
+            hit = (hub, lazy(hub, self._shared, self._converted) if LAZY else full(hub))
             self._built[id(hub)] = hit
         return cast(_View, hit[1])
 

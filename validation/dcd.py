@@ -48,11 +48,12 @@ def _alpha_pass(views: compat_view.Views, hub: JSON, warnings: list[str], alpha_
 
 
 def validate_hub(
-    operation: str, new: JSON, old: JSON | None, ctx: AdmissionContext, rv_source: str
+    operation: str, new: JSON, old: JSON | None, ctx: AdmissionContext, rv_source: str, *, converted: bool = False
 ) -> Decision:
+    """Validate a DCD in hub form (``converted``: see :class:`validation.compat_view.Views`)."""
     name = string(sub(new, "metadata"), "name")
     warnings: list[str] = []
-    views = compat_view.Views()
+    views = compat_view.Views(converted)
     try:
         if operation == "CREATE" or old is None:
             errs = _hub_errors(new, ctx, rv_source == "v1beta1")
@@ -94,5 +95,5 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
     prepared = prepare(inp, KIND_DCD, lambda o, _alpha: topology.schema_errors_dcd(o), CONVERTER)
     if isinstance(prepared, Decision):
         return prepared
-    new, old, rv_source = prepared
-    return validate_hub(inp.operation, new, old, ctx, rv_source)
+    new, old, rv_source, converted = prepared
+    return validate_hub(inp.operation, new, old, ctx, rv_source, converted=converted)

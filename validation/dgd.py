@@ -620,9 +620,12 @@ def validate_hub(
     rv_source: str,
     username: str,
     name: str,
+    *,
+    converted: bool = False,
 ) -> Decision:
-    """Validate a DGD already in hub form (errors in upstream order, warnings as upstream returns them)."""
-    views = compat_view.Views()
+    """Validate a DGD already in hub form (errors in upstream order, warnings as upstream returns them;
+    ``converted``: see :class:`validation.compat_view.Views`)."""
+    views = compat_view.Views(converted)
     try:
         if operation == "CREATE" or old is None:
             res = stateless(new, ctx, rv_source, views)
@@ -651,9 +654,16 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
     prepared = prepare(inp, KIND_DGD, topology.schema_errors_dgd, CONVERTER)
     if isinstance(prepared, Decision):
         return prepared
-    new, old, rv_source = prepared
+    new, old, rv_source, converted = prepared
     return validate_hub(
-        inp.operation, new, old, ctx, rv_source, inp.user.username, string(sub(new, "metadata"), "name")
+        inp.operation,
+        new,
+        old,
+        ctx,
+        rv_source,
+        inp.user.username,
+        string(sub(new, "metadata"), "name"),
+        converted=converted,
     )
 
 

@@ -15,8 +15,9 @@ SchemaCheck = Callable[[JSONObject, bool], list[FieldError]]
 
 def prepare(
     inp: AdmissionInput, kind: str, schema_check: SchemaCheck, converter: KindConverter
-) -> tuple[JSONObject, JSONObject | None, str] | Decision:
-    """(new hub object, old hub object or None, runtime-version source) or an early Decision.
+) -> tuple[JSONObject, JSONObject | None, str, bool] | Decision:
+    """(new hub object, old hub object or None, runtime-version source, whether the objects are
+    this service's conversion of v1alpha1 objects) or an early Decision.
 
     The topology-domain patterns are CRD schema rules: the API server rejects a violating
     object before any webhook runs, so they are answered first and alone. On UPDATE an
@@ -42,4 +43,4 @@ def prepare(
             # cannot be brought to the hub is answered like an undecodable one.
             return Decision.deny(str(exc), code=400, reason="")
     rv_source = "v1alpha1" if inp.source_version == "v1alpha1" else "v1beta1"
-    return new, old, rv_source
+    return new, old, rv_source, sent_alpha

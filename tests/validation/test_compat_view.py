@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -23,6 +24,9 @@ from hypothesis import strategies as st
 
 import kinds
 from conversion import ConversionError
+from conversion.dcd import CONVERTER as DCD_CONVERTER
+from conversion.dgd import CONVERTER as DGD_CONVERTER
+from conversion.v1alpha1.component.schemas import canon_beta_shared
 from domain.admission import AdmissionContext, Decision
 from domain.constants import ANN_DCD_SPEC, ANN_DGD_SPEC
 from kinds import convert
@@ -239,19 +243,43 @@ def assert_same_shared(hub: J) -> None:
         shared = compat_view._Shared()
         together = [lazy_build(first, shared), lazy_build(second, shared)]
         for view, fresh in zip(together, alone, strict=True):
-            assert reads(view) == reads(fresh)
-            for name, service in _services(view).items():
-                other = _services(fresh)[name]
-                if service is None or other is None:
-                    assert service is other
-                    continue
-                assert _component_fields(service) == _component_fields(other), name
+            assert_same_reads(view, fresh)
+
+
+def assert_same_reads(view: GraphView | ComponentView, other_view: GraphView | ComponentView) -> None:
+    """Both views read alike, and so do the fields of each service converted whole."""
+    assert reads(view) == reads(other_view)
+    for name, service in _services(view).items():
+        other = _services(other_view)[name]
+        if service is None or other is None:
+            assert service is other
+            continue
+        assert _component_fields(service) == _component_fields(other), name
 
 
 def assert_same(hub: J) -> None:
     assert_same_view(hub)
     assert_same_answers(hub)
     assert_same_shared(hub)
+
+
+def assert_same_converted(obj: J) -> None:
+    """A v1alpha1 object this service brings to the hub (a request sent as v1alpha1): converting
+    it back cannot fail, its DGD components decode to themselves, and the view built on those
+    grounds (``Views(converted=True)``) reads like the full one."""
+    converter = DCD_CONVERTER if obj["kind"] == DCD else DGD_CONVERTER
+    try:
+        hub = alpha.to_hub(obj, converter)
+    except ConversionError:
+        return
+    full_build, _, lazy_only = _builders(hub)
+    full = full_build(hub)  # raises when the conversion back fails
+    if obj["kind"] == DGD:
+        for c in hub["spec"].get("components") or []:
+            assert orjson.dumps(canon_beta_shared(c)) == orjson.dumps(c)
+    converted = lazy_only(hub, None, True)
+    assert all(isinstance(s, LazyService | None) for s in _services(converted).values())
+    assert_same_reads(converted, full)
 
 
 def test_reads_are_every_accessor() -> None:
@@ -262,6 +290,11 @@ def test_reads_are_every_accessor() -> None:
 
 
 # --- the repository's objects ------------------------------------------------------------------------
+
+
+def _alpha_forms(obj: Any) -> Iterator[J]:
+    if isinstance(obj, dict) and obj.get("kind") in (DGD, DCD) and obj.get("apiVersion") == ALPHA:
+        yield obj
 
 
 def _hub_forms(obj: Any) -> Iterator[J]:
@@ -330,6 +363,9 @@ def test_conversion_vector(vector: J) -> None:
     assert hubs
     for hub in hubs:
         assert_same(hub)
+    for obj in (vector["input"], vector["expected"]):
+        for alpha_obj in _alpha_forms(obj):
+            assert_same_converted(alpha_obj)
 
 
 @pytest.mark.parametrize("vector", ADMISSION_VECTORS, ids=[v["name"] for v in ADMISSION_VECTORS])
@@ -337,6 +373,8 @@ def test_admission_vector(vector: J) -> None:
     for obj in (vector["object"], vector.get("oldObject")):
         for hub in _hub_forms(obj):
             assert_same(hub)
+        for alpha_obj in _alpha_forms(obj):
+            assert_same_converted(alpha_obj)
     assert_same_decision(
         lambda: kinds.validate(
             make_input(
@@ -355,6 +393,8 @@ def test_admission_vector(vector: J) -> None:
 def test_manifest(name: str, obj: J) -> None:
     for hub in _hub_forms(obj):
         assert_same(hub)
+    for alpha_obj in _alpha_forms(obj):
+        assert_same_converted(alpha_obj)
     for operation, old in (("CREATE", None), ("UPDATE", obj)):
         decision = assert_same_decision(
             lambda op=operation, o=old: kinds.validate(
@@ -380,6 +420,7 @@ def test_migrated_objects(obj: J) -> None:
     """A v1alpha1 object brought to the hub (it carries the v1alpha1 save)."""
     hub = convert(obj, BETA)
     assert_same(hub)
+    assert_same_converted(obj)
     assert_same_decision(
         lambda: kinds.validate(make_input(ALPHA, obj["kind"], "UPDATE", obj, obj), AdmissionContext())
     )
@@ -739,3 +780,18 @@ def test_full_strategy_converts_the_whole_object() -> None:
         compat_view.LAZY = True
     assert all(isinstance(s, FullService) for s in view.services.values())
     assert all(isinstance(s, LazyService) for s in compat_view.Views().graph(hub).services.values())
+
+
+@pytest.mark.parametrize("kind", [DGD, DCD])
+@pytest.mark.parametrize("fault", ["status-condition-time", "status-payload-not-json", "quantity-in-component"])
+def test_only_objects_sent_as_v1alpha1_are_taken_for_converted(kind: str, fault: str) -> None:
+    """A v1beta1 request's object is this service's conversion of nothing: its view checks what
+    the conversion back would refuse, and the request is refused as upstream refuses it."""
+    hub = _base(kind)
+    FAULTS[fault](hub)
+    with pytest.raises(CompatibilityViewError) as expected:
+        (compat_view.full_component if kind == DCD else compat_view.full_graph)(hub)
+    for operation, old in (("CREATE", None), ("UPDATE", copy.deepcopy(hub))):
+        decision = kinds.validate(make_input(BETA, kind, operation, hub, old), AdmissionContext())
+        assert not decision.allowed
+        assert str(expected.value) in decision.status["message"]
