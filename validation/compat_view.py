@@ -43,8 +43,10 @@ Two builds give the same values:
 
 :class:`Views` memoises the views of one request's objects, and an UPDATE's two objects share
 what they have in common (:class:`_Shared`): a save annotation of the same text is decoded once,
-and a typed component equal to one already canonicalised reuses it. The views only read these values, so sharing them cannot
-change a view (``tests/validation/test_compat_view.py`` compares shared and fresh builds).
+and a typed component equal to one already canonicalised reuses it. The views only read these
+values, so sharing them cannot change a view (``tests/validation/test_compat_view.py`` compares
+shared and fresh builds). The objects of a request sent as v1alpha1 are this service's own
+conversion, which cannot fail to convert back: their views skip those checks (``converted``).
 """
 
 from __future__ import annotations
