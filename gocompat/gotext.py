@@ -53,52 +53,64 @@ def go_quote(s: str) -> str:
     return "".join(out)
 
 
+def _shortest(f: float) -> tuple[str, int]:
+    """The shortest decimal digits that read back as ``abs(f)`` (not zero, finite), and the
+    place of the decimal point: ``0.<digits> * 10**dp``, as Go's ``decimalSlice``."""
+    mantissa, _, exp = repr(abs(f)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = whole + frac
+    dp = len(whole) + (int(exp) if exp else 0)
+    stripped = digits.lstrip("0")
+    dp -= len(digits) - len(stripped)
+    return stripped.rstrip("0"), dp
+
+
+def _fmt_e(sign: str, digits: str, dp: int) -> str:
+    """``strconv``'s ``%e`` of the shortest digits: d.ddde±XX (two exponent digits at least)."""
+    exp = dp - 1
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+
+
+def _fmt_f(sign: str, digits: str, dp: int) -> str:
+    """``strconv``'s ``%f`` of the shortest digits: no exponent, as many fraction digits as needed."""
+    if dp <= 0:
+        return f"{sign}0.{'0' * -dp}{digits}"
+    if len(digits) <= dp:
+        return f"{sign}{digits}{'0' * (dp - len(digits))}"
+    return f"{sign}{digits[:dp]}.{digits[dp:]}"
+
+
 def go_format_float(f: float) -> str:
-    """Go's ``%v`` for float64: shortest repr, exponent form when exp < -4 or exp >= 21."""
+    """Go's ``%v`` for float64 (``strconv.FormatFloat(f, 'g', -1, 64)``): the shortest digits,
+    in exponent form when the exponent is below -4 or 6 and above (``1e+06``, ``1.5e-05``)."""
     if math.isnan(f):
         return "NaN"
     if math.isinf(f):
         return "+Inf" if f > 0 else "-Inf"
+    sign = "-" if math.copysign(1.0, f) < 0 else ""
     if f == 0:
-        return "-0" if math.copysign(1.0, f) < 0 else "0"
-    r = repr(f)
-    mantissa, _, exp_s = r.partition("e")
-    sign = ""
-    if mantissa.startswith("-"):
-        sign, mantissa = "-", mantissa[1:]
-    int_part, _, frac = mantissa.partition(".")
-    exp = int(exp_s) if exp_s else 0
-    digits = (int_part + frac).lstrip("0")
-    # decimal exponent of the leading digit
-    if int_part.strip("0"):
-        lead = len(int_part.lstrip("0")) - 1 + exp
-    else:
-        lead = -(len(frac) - len(frac.lstrip("0"))) - 1 + exp
-    digits = digits.rstrip("0") or "0"
-    if lead < -4 or lead >= 21:
-        m = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        e_sign = "-" if lead < 0 else "+"
-        return f"{sign}{m}e{e_sign}{abs(lead):02d}"
-    if lead < 0:
-        return f"{sign}0.{'0' * (-lead - 1)}{digits}"
-    if len(digits) <= lead + 1:
-        return f"{sign}{digits}{'0' * (lead + 1 - len(digits))}"
-    return f"{sign}{digits[: lead + 1]}.{digits[lead + 1 :]}"
+        return f"{sign}0"
+    digits, dp = _shortest(f)
+    if dp - 1 < -4 or dp - 1 >= 6:
+        return _fmt_e(sign, digits, dp)
+    return _fmt_f(sign, digits, dp)
 
 
 def go_json_float(f: float) -> str:
-    """Go ``encoding/json`` float64 formatting (ES6 style)."""
-    if f == int(f) and abs(f) < 1e21:
-        return str(int(f))
+    """Go ``encoding/json`` float64 formatting (ES6 style): the shortest digits without an exponent,
+    in exponent form below 1e-6 and from 1e21 (one exponent digit at least: ``1e-7``, ``1e+21``)."""
+    sign = "-" if math.copysign(1.0, f) < 0 else ""
+    if f == 0:
+        return f"{sign}0"
+    digits, dp = _shortest(f)
     a = abs(f)
     if a < 1e-6 or a >= 1e21:
-        r = repr(f)
-        mant, _, exp = r.partition("e")
-        if not exp:
-            return go_format_float(f)
-        e = int(exp)
-        return f"{mant}e{'-' if e < 0 else '+'}{abs(e)}"
-    return go_format_float(f)
+        text = _fmt_e(sign, digits, dp)
+        if text[-4:-1] == "e-0":  # e-07 -> e-7, as Go cleans it up
+            text = text[:-2] + text[-1]
+        return text
+    return _fmt_f(sign, digits, dp)
 
 
 _JSON_ESCAPED = re.compile("[<>&\u2028\u2029]")
