@@ -142,13 +142,14 @@ def stop_seconds(settings: Settings) -> float:
     return settings.drain_seconds + GRACEFUL_SHUTDOWN_SECONDS + STOP_GRACE
 
 
-def _exit_with_parent(parent: int, stop_seconds: float) -> None:
+def _exit_with_parent(parent: int, limit: float) -> None:
     """A worker whose supervisor is gone (killed) stops gracefully instead of serving on, and
-    exits at once if it has not stopped ``stop_seconds`` later (as the supervisor would kill it)."""
+    exits at once if it has not stopped ``limit`` seconds later (:func:`stop_seconds`: when the
+    supervisor would have killed it)."""
     while os.getppid() == parent:
         time.sleep(1.0)
     os.kill(os.getpid(), signal.SIGTERM)
-    time.sleep(stop_seconds)
+    time.sleep(limit)
     os._exit(1)
 
 
