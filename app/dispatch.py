@@ -30,7 +30,7 @@ from app.reviews import (
     read_admission_review,
     read_conversion_review,
 )
-from app.schema import first_type_error
+from app.schema import check_object, first_type_error
 from conversion.errors import ConversionError
 from conversion.hub import without_managed_fields
 from domain.admission import GVK, AdmissionContext, AdmissionInput
@@ -104,7 +104,7 @@ def _admit(uid: str, inp: AdmissionInput, mutating: bool, ctx: AdmissionContext)
         decision = handler(inp, ctx)
         return admission_response(uid, decision, mutating, inp.object)
     except Exception as exc:  # the answer is always a review, as controller-runtime's recover()
-        problem = _type_problem(inp, ("oldObject",))
+        problem = _type_problem(inp, "oldObject")
         if problem is not None:
             raise InvalidRequest(problem) from exc
         log.error(
@@ -114,23 +114,23 @@ def _admit(uid: str, inp: AdmissionInput, mutating: bool, ctx: AdmissionContext)
         raise InternalError(f"internal error: {type(exc).__name__}: {exc}") from exc
 
 
-def _type_problem(inp: AdmissionInput, fields: tuple[str, ...] = ("object",)) -> str | None:
-    """The first wrongly typed value of the request's objects (``object`` up front; the stored
-    ``oldObject`` already passed the apiserver's schema validation, so it is only examined when a
-    handler could not process the request)."""
+def _type_problem(inp: AdmissionInput, field_name: str = "object") -> str | None:
+    """The first wrongly typed value of the request's ``object`` (checked up front, which also
+    sets ``inp.spec_decodes``) or of its stored ``oldObject`` (already passed the apiserver's
+    schema validation, so only examined when a handler could not process the request)."""
     if inp.operation not in ("CREATE", "UPDATE") or inp.sub_resource:
         return None
     if inp.expected_gvk is not None and inp.expected_gvk != inp.kind:
         return None  # the per-kind path's GVK guard answers first
-    for field_name in fields:
-        obj = inp.object if field_name == "object" else inp.old_object
-        if isinstance(obj, dict):
-            api_version = obj.get("apiVersion") or inp.kind.api_version
-            kind = obj.get("kind") or inp.kind.kind
-            problem = first_type_error(obj, str(api_version), str(kind), f"request.{field_name}")
-            if problem is not None:
-                return problem
-    return None
+    obj = inp.object if field_name == "object" else inp.old_object
+    if not isinstance(obj, dict):
+        return None
+    api_version = str(obj.get("apiVersion") or inp.kind.api_version)
+    kind = str(obj.get("kind") or inp.kind.kind)
+    if field_name != "object":
+        return first_type_error(obj, api_version, kind, f"request.{field_name}")
+    problem, inp.spec_decodes = check_object(obj, api_version, kind, "request.object")
+    return problem
 
 
 def object_name(obj: Any) -> str:

@@ -304,3 +304,12 @@ SPECIAL_NODES: Final = {
     "intorstring": _IntOrString,
     "duration": _Duration,
 }
+#: The leaves that parse their JSON value themselves (``UnmarshalJSON``), by the name the type
+#: check's skeletons give them (``k``; ``scripts/gen_schemas.py``).
+PARSED_NODES: Final[dict[str, _Node]] = {
+    "quantity": _Quantity(),
+    "time": _Time(False),
+    "microtime": _Time(True),
+    "duration": _Duration(),
+    "bytes": SCALARS["bytes"],
+}

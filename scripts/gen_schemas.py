@@ -14,7 +14,10 @@ names the field in its error: the innermost Go struct and the JSON path from the
 Go names of embedded structs, e.g. ``DynamoComponentDeploymentSharedSpec.spec.components.replicas``).
 A value the CRD keeps as preserve-unknown-fields but the operator decodes into a Go struct (the
 pod templates of a checkpoint job and of GPU-memory-service client pods) gets the skeleton of that
-Go type instead of ``x``. The checked-in skeletons are generated with ``--operator``.
+Go type instead of ``x``. A value Go reads with its own parser (``UnmarshalJSON``) gets ``k``:
+``quantity`` (``resource.Quantity``), ``time`` / ``microtime`` (``metav1.Time`` / ``MicroTime``),
+``duration`` (``metav1.Duration``) or ``bytes`` (``[]byte``, base64). The checked-in skeletons
+are generated with ``--operator``.
 """
 
 from __future__ import annotations
@@ -76,6 +79,21 @@ class GoTypes:
         return self.nodes.node(t.qualify(path, kind))
 
 
+def parsed_kind(node: Any) -> str | None:
+    """``k`` of a Go leaf that parses its JSON text itself, or None."""
+    from gocompat import leaves
+
+    if isinstance(node, leaves._Quantity):
+        return "quantity"
+    if isinstance(node, leaves._Time):
+        return "microtime" if node.micro else "time"
+    if isinstance(node, leaves._Duration):
+        return "duration"
+    if isinstance(node, leaves._Bytes):
+        return "bytes"
+    return None
+
+
 def go_skeleton(node: Any, struct: str, path: list[str]) -> dict[str, Any]:
     """The skeleton of a Go type itself, for a value the CRD leaves unchecked
     (preserve-unknown-fields) but the operator decodes into a typed struct."""
@@ -98,16 +116,18 @@ def go_skeleton(node: Any, struct: str, path: list[str]) -> dict[str, Any]:
     if isinstance(node, leaves._IntOrString):
         return {"t": "int-or-string", "f": "int32", "g": where}
     if isinstance(node, leaves._Quantity):
-        return {"t": "int-or-string"}
+        return {"t": "int-or-string", "k": "quantity"}
     if isinstance(node, leaves._Scalar) and node.json_type is bool:
         return {"t": "boolean"}
-    if isinstance(node, leaves._Scalar | leaves._Time | leaves._Duration | leaves._Bytes):
+    if isinstance(node, leaves._Time | leaves._Duration | leaves._Bytes):
+        return {"t": "string", "k": parsed_kind(node)}
+    if isinstance(node, leaves._Scalar):
         return {"t": "string"}
     return {"x": 1}
 
 
 def annotate(skel: dict[str, Any], crd: dict[str, Any], node: Any, struct: str, path: list[str]) -> None:
-    """Add ``f``/``g`` to the number nodes of ``skel`` (walked together with its CRD schema
+    """Add ``f``/``g`` to the number nodes of ``skel`` and ``k`` to the self-parsed ones (walked together with its CRD schema
     ``crd`` and the Go type ``node``; ``struct``/``path``: the error context Go keeps). A value
     the CRD leaves unchecked but Go decodes into a struct gets the Go type's own skeleton."""
     from gocompat import leaves, nodes
@@ -120,7 +140,10 @@ def annotate(skel: dict[str, Any], crd: dict[str, Any], node: Any, struct: str, 
             skel.update(go_skeleton(node, struct, path))
         return
     where = f"{struct}.{'.'.join(path)}"
-    if isinstance(node, leaves._Int) and skel.get("t") == "integer":
+    kind = parsed_kind(node)
+    if kind is not None:
+        skel["k"] = kind
+    elif isinstance(node, leaves._Int) and skel.get("t") == "integer":
         skel.update(f=node.display, g=where)
     elif isinstance(node, leaves._IntOrString) and skel.get("t") == "int-or-string":
         skel.update(f="int32", g=where)

@@ -1,0 +1,229 @@
+"""``app.schema.check_object``'s second answer, "the spec decodes as it is", against the decoders
+it vouches for: whenever it says so, the spec and each component decode as the v1alpha1 view
+decodes them, and the whole conversion of the object to v1alpha1 succeeds (for a DGD whose
+components have distinct names: the conversion refuses repeated ones, which no decode sees).
+
+Proved leaf by leaf (every value of the v1beta1 DGD and DCD schemas under ``spec``, each given
+values of every JSON type and of every self-parsed form, good and bad, and every object given a
+member its schema does not name, exactly or in another case) and on generated specs that combine
+them. The tests also show it is not vacuous: good values are vouched for, bad ones are not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.schema import check_object, skeleton_for
+from conversion import ConversionError
+from conversion.dcd import CONVERTER as DCD_CONVERTER
+from conversion.dgd import CONVERTER as DGD_CONVERTER
+from conversion.payloads import decode_root
+from conversion.v1alpha1 import dcd as dcd_spoke
+from conversion.v1alpha1 import dgd as dgd_spoke
+from conversion.v1alpha1.component.schemas import canon_beta_shared
+
+B1 = "nvidia.com/v1beta1"
+ALPHA = "nvidia.com/v1alpha1"
+KINDS = {"DynamoGraphDeployment": DGD_CONVERTER, "DynamoComponentDeployment": DCD_CONVERTER}
+
+Step = tuple[str, str]  # ("p", member) | ("i", "") | ("a", "")
+
+# Values of every JSON type, and the forms the self-parsed leaves read (good and bad).
+VALUES: tuple[Any, ...] = (
+    None,
+    "",
+    "x",
+    "1",
+    "2Gi",
+    "500m",
+    "1.5",
+    "1e3",
+    "1K",
+    "Ei",
+    "2026-01-12T09:30:00Z",
+    "2026-01-12T09:30:00.123456Z",
+    "2026-01-12t09:30:00z",
+    "1h30m",
+    "1x",
+    "aGVsbG8=",
+    "not base64!",
+    0,
+    1,
+    -1,
+    2**31,
+    2**63,
+    1.5,
+    2.0,
+    True,
+    False,
+    {},
+    [],
+    {"a": 1},
+    ["a"],
+)
+
+
+def _paths(node: dict[str, Any], path: tuple[Step, ...] = ()) -> Iterator[tuple[tuple[Step, ...], dict[str, Any]]]:
+    """Every node of a skeleton with its path (lists and maps entered through one element)."""
+    yield path, node
+    if "x" in node:
+        return
+    for key, child in (node.get("p") or {}).items():
+        yield from _paths(child, (*path, ("p", key)))
+    if "i" in node:
+        yield from _paths(node["i"], (*path, ("i", "")))
+    if "a" in node:
+        yield from _paths(node["a"], (*path, ("a", "")))
+
+
+def _place(path: tuple[Step, ...], value: Any) -> Any:
+    for step, key in reversed(path):
+        value = [value] if step == "i" else {("k" if step == "a" else key): value}
+    return value
+
+
+def _spec_nodes(kind: str) -> list[tuple[tuple[Step, ...], dict[str, Any]]]:
+    skel = skeleton_for(B1, kind)
+    assert skel is not None
+    return list(_paths(skel["p"]["spec"]))
+
+
+def _object(kind: str, spec: Any) -> dict[str, Any]:
+    return {"apiVersion": B1, "kind": kind, "metadata": {"name": "g", "namespace": "ns"}, "spec": spec}
+
+
+def _vouched(obj: dict[str, Any]) -> bool:
+    """check_object's "spec decodes"; when it says so, the conversion of the object succeeds."""
+    problem, decodes = check_object(obj, B1, obj["kind"])
+    if decodes:
+        assert problem is None
+        try:
+            _decode(obj)
+        except ConversionError as exc:
+            pytest.fail(f"vouched for, yet the conversion fails: {exc}: {obj}")
+    return decodes
+
+
+def _decode(obj: dict[str, Any]) -> None:
+    """The view's decodes, then the whole conversion (raise ConversionError)."""
+    if obj["kind"] == "DynamoComponentDeployment":
+        dcd_spoke.decode_hub_spec(obj["spec"])
+    else:
+        components = decode_root(obj["spec"], dgd_spoke.BETA_SPEC_LIVE, "spec").get("components") or []
+        names = [canon_beta_shared(c).get("name", "") for c in components]
+        if len(set(names)) < len(names):
+            return
+    KINDS[obj["kind"]].convert(obj, ALPHA)
+
+
+def _variants(node: dict[str, Any]) -> Iterator[Any]:
+    yield from VALUES
+    props = node.get("p")
+    if props:
+        name = sorted(props)[0]
+        yield {"notInTheSchema": 1}
+        yield {name.upper(): "x"}
+        yield {name.upper(): 1}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_value_of_the_spec_schema(kind: str) -> None:
+    vouched = refused = 0
+    for path, node in _spec_nodes(kind):
+        for value in _variants(node):
+            if _vouched(_object(kind, _place(path, value))):
+                vouched += 1
+            else:
+                refused += 1
+    assert vouched > 1000 and refused > 1000, (vouched, refused)
+
+
+def _leaves(kind: str, parsed: str) -> list[tuple[Step, ...]]:
+    return [p for p, n in _spec_nodes(kind) if n.get("k") == parsed]
+
+
+@pytest.mark.parametrize(
+    ("parsed", "good", "bad"),
+    [
+        ("quantity", ["1", "2Gi", "500m", 3, None], ["x", "1K", "Ei", True, [], {}]),
+        ("duration", ["1h30m", "0s"], ["1x", "", None]),
+    ],
+)
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_self_parsed_values_are_vouched_for_only_when_they_parse(
+    kind: str, parsed: str, good: list[Any], bad: list[Any]
+) -> None:
+    paths = _leaves(kind, parsed)
+    assert paths
+    for path in paths:
+        for value in good:
+            assert _vouched(_object(kind, _place(path, value))), (path, value)
+        for value in bad:
+            assert not _vouched(_object(kind, _place(path, value))), (path, value)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_times_are_vouched_for_only_when_they_parse(kind: str) -> None:
+    paths = _leaves(kind, "time")
+    assert paths
+    for path in paths:
+        assert _vouched(_object(kind, _place(path, "2026-01-12T09:30:00Z")))
+        assert not _vouched(_object(kind, _place(path, "2026-01-12t09:30:00z")))
+
+
+def test_what_is_not_vouched_for() -> None:
+    dgd = "DynamoGraphDeployment"
+
+    def vouched(spec: Any) -> bool:
+        return _vouched(_object(dgd, spec))
+
+    assert vouched({"components": [{"name": "w", "replicas": 2}]})
+    assert not vouched({"components": [{"name": "w", "Replicas": 2}]})  # not named as written
+    assert not vouched({"components": [{"name": "w", "replicas": 2.0}]})  # a float for an int32
+    assert not vouched({"components": [{"name": "w", "replicas": "2"}]})  # a type problem
+    assert not vouched(None) and not vouched([])  # no spec object
+    assert not _vouched({"apiVersion": B1, "kind": dgd, "metadata": {}})
+    problem, decodes = check_object({"apiVersion": B1, "kind": dgd, "metadata": {}, "spec": {}, "x": "y"}, B1, dgd)
+    assert problem is None and decodes  # only the spec is told of
+    assert check_object(_object(dgd, {}), B1, "Unknown") == (None, False)
+
+
+# --- generated specs ---------------------------------------------------------------------------------
+
+
+@st.composite
+def _value(draw: st.DrawFn, node: dict[str, Any], depth: int) -> Any:
+    """A value for ``node``: mostly of its kind, sometimes anything from :data:`VALUES`."""
+    if "x" in node or depth > 14 or draw(st.integers(0, 9)) == 0:
+        return draw(st.sampled_from(VALUES))
+    props, items, extra = node.get("p"), node.get("i"), node.get("a")
+    if props:
+        names = draw(st.lists(st.sampled_from(sorted(props)), max_size=3, unique=True))
+        out = {name: draw(_value(props[name], depth + 1)) for name in names}
+        if draw(st.integers(0, 19)) == 0:
+            out[draw(st.sampled_from(["Name", "unknownMember", "REPLICAS"]))] = draw(st.sampled_from(VALUES))
+        return out
+    if items is not None:
+        return draw(st.lists(_value(items, depth + 1), max_size=2))
+    if extra is not None:
+        return draw(st.dictionaries(st.sampled_from(["a", "b"]), _value(extra, depth + 1), max_size=2))
+    return draw(st.sampled_from(VALUES))
+
+
+@st.composite
+def _specs(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.sampled_from(sorted(KINDS)))
+    skel = skeleton_for(B1, kind)
+    assert skel is not None
+    return _object(kind, draw(_value(skel["p"]["spec"], 0)))
+
+
+@given(_specs())
+def test_generated_specs(obj: dict[str, Any]) -> None:
+    _vouched(obj)
+
