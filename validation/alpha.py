@@ -18,7 +18,7 @@ from domain.constants import (
 )
 from gocompat.fielderrors import FieldError, Path, forbidden, invalid, required
 from gocompat.gotext import go_quote
-from validation import runtime_version
+from validation import compat_plain, runtime_version
 from validation.compat_view import EMPTY_SERVICE, ComponentView, GraphView, ServiceView
 from validation.objects import (
     JSON,
@@ -83,6 +83,34 @@ def dcd_may_carry_alpha_fields(hub: JSON) -> bool:
         return True
     spec = sub(hub, "spec")
     return spec is not None and _component_may_carry_alpha_fields(spec, False)
+
+
+# Whether the pass must build the view of a v1beta1 source: only when the object may carry a
+# compatibility field, and then not when the object's spec decodes as it is (``spec_decodes``:
+# the structural type check found that out), its components carry no such field and its view is
+# known to build taking nothing from the save (:mod:`validation.compat_plain`).
+
+
+def dgd_view_needed(hub: JSON, *, spec_decodes: bool) -> bool:
+    if not dgd_may_carry_alpha_fields(hub):
+        return False
+    if not spec_decodes:
+        return True
+    comps = lst(sub(hub, "spec"), "components")
+    if any(isinstance(c, dict) and _component_may_carry_alpha_fields(c, True) for c in comps):
+        return True
+    return not compat_plain.graph_builds_plain(hub)
+
+
+def dcd_view_needed(hub: JSON, *, spec_decodes: bool) -> bool:
+    if not dcd_may_carry_alpha_fields(hub):
+        return False
+    if not spec_decodes:
+        return True
+    spec = sub(hub, "spec")
+    return (spec is not None and _component_may_carry_alpha_fields(spec, False)) or not (
+        compat_plain.component_builds_plain(hub)
+    )
 
 
 # --- compatibility-field predicates (on the v1alpha1 view) --------------------------------------

@@ -15,7 +15,7 @@ Two builds give the same values:
 
   - the *light* fields (:data:`LIGHT_FIELDS`) come from
     :func:`conversion.v1alpha1.component.from_hub.from_hub` run on the component and its save
-    entry reduced to the members they derive from (:data:`_LIGHT_HUB`, :data:`_LIGHT_SAVED`):
+    entry reduced to the members they derive from (:data:`_LIGHT_HUB`, :data:`LIGHT_SAVED`):
     ``annotations``, ``dynamoNamespace``, ``autoscaling`` and ``ingress`` are restored from the
     save; ``globalDynamoNamespace``, ``eppConfig`` and ``runtimeVersionOverride`` are copied;
     ``sharedMemory``, ``gpuMemoryService`` and ``failover`` come from ``sharedMemorySize`` and
@@ -238,7 +238,7 @@ _LIGHT_HUB: Final = (
     "frontendSidecar",
 )
 _LIGHT_EXPERIMENTAL: Final = ("gpuMemoryService", "failover")
-_LIGHT_SAVED: Final = (
+LIGHT_SAVED: Final = (
     "annotations",
     "dynamoNamespace",
     "autoscaling",
@@ -280,7 +280,7 @@ class LazyService(ServiceView):
             if exp is not None:
                 component["experimental"] = _only(exp, _LIGHT_EXPERIMENTAL)
             # An empty save entry restores nothing: it is passed as no entry, which costs less.
-            saved = None if self._saved is None else _only(self._saved, _LIGHT_SAVED) or None
+            saved = None if self._saved is None else _only(self._saved, LIGHT_SAVED) or None
             self._light = from_hub(component, saved, None)
         return self._light
 
@@ -355,11 +355,18 @@ class _NotLazy(Exception):
     """The lazy build does not apply: the full conversion answers."""
 
 
-def _metadata(hub: JSON, kind: str) -> JSON:
+def hub_metadata(hub: JSON, kind: str) -> JSON | None:
+    """The metadata (``{}`` when absent) of a hub object of ``kind``; None when ``hub`` is no
+    such object or its metadata no object (the lazy builds do not apply)."""
     if not isinstance(hub, dict) or hub.get("kind") != kind or hub.get("apiVersion") != HUB_API_VERSION:
-        raise _NotLazy
+        return None
     meta = hub.get("metadata") or {}
-    if not isinstance(meta, dict):
+    return meta if isinstance(meta, dict) else None
+
+
+def _metadata(hub: JSON, kind: str) -> JSON:
+    meta = hub_metadata(hub, kind)
+    if meta is None:
         raise _NotLazy
     return meta
 

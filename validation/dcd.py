@@ -41,26 +41,36 @@ def _view(views: compat_view.Views, hub: JSON, which: str = "") -> compat_view.C
         raise PlainError(f"cannot validate {which}preserved v1alpha1 {KIND_DCD} fields: {exc}") from exc
 
 
-def _alpha_pass(views: compat_view.Views, hub: JSON, warnings: list[str], alpha_source: bool) -> list[FieldError]:
-    if not alpha_source and not alpha.dcd_may_carry_alpha_fields(hub):
+def _alpha_pass(
+    views: compat_view.Views, hub: JSON, warnings: list[str], alpha_source: bool, spec_decodes: bool
+) -> list[FieldError]:
+    if not alpha_source and not alpha.dcd_view_needed(hub, spec_decodes=spec_decodes):
         return []
     return alpha.dcd_errors(_view(views, hub), warnings, alpha_source=alpha_source)
 
 
 def validate_hub(
-    operation: str, new: JSON, old: JSON | None, ctx: AdmissionContext, rv_source: str, *, converted: bool = False
+    operation: str,
+    new: JSON,
+    old: JSON | None,
+    ctx: AdmissionContext,
+    rv_source: str,
+    *,
+    converted: bool = False,
+    spec_decodes: bool = False,
 ) -> Decision:
-    """Validate a DCD in hub form (``converted``: see :class:`validation.compat_view.Views`)."""
+    """Validate a DCD in hub form (``converted``: see :class:`validation.compat_view.Views`;
+    ``spec_decodes``: see :class:`domain.admission.AdmissionInput`)."""
     name = string(sub(new, "metadata"), "name")
     warnings: list[str] = []
     views = compat_view.Views(converted)
     try:
         if operation == "CREATE" or old is None:
             errs = _hub_errors(new, ctx, rv_source == "v1beta1")
-            alpha_errs = _alpha_pass(views, new, warnings, rv_source == "v1alpha1")
+            alpha_errs = _alpha_pass(views, new, warnings, rv_source == "v1alpha1", spec_decodes)
             return to_decision(KIND_DCD, name, [*errs, *alpha_errs], warnings)
         errs = _hub_errors(new, ctx, False)
-        errs.extend(_alpha_pass(views, new, warnings, False))
+        errs.extend(_alpha_pass(views, new, warnings, False, spec_decodes))
         if rv_source == "v1alpha1":
             errs.extend(alpha.dcd_update_errors(_view(views, new), _view(views, old, "old ")))
         new_spec, old_spec = sub(new, "spec") or {}, sub(old, "spec") or {}
@@ -96,4 +106,6 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
     if isinstance(prepared, Decision):
         return prepared
     new, old, rv_source, converted = prepared
-    return validate_hub(inp.operation, new, old, ctx, rv_source, converted=converted)
+    # ``spec_decodes`` tells of the object as sent: not of this service's conversion of it.
+    spec_decodes = inp.spec_decodes and not converted
+    return validate_hub(inp.operation, new, old, ctx, rv_source, converted=converted, spec_decodes=spec_decodes)

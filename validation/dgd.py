@@ -443,12 +443,18 @@ def _view(views: compat_view.Views, hub: JSON, which: str = "") -> compat_view.G
 
 
 def stateless(
-    hub: JSON, ctx: AdmissionContext, rv_source: str, views: compat_view.Views | None = None
+    hub: JSON,
+    ctx: AdmissionContext,
+    rv_source: str,
+    views: compat_view.Views | None = None,
+    *,
+    spec_decodes: bool = False,
 ) -> Result:
-    """``Validate``: hub rules then the v1alpha1 compatibility pass. Raises PlainError."""
+    """``Validate``: hub rules then the v1alpha1 compatibility pass (``spec_decodes``: see
+    :class:`domain.admission.AdmissionInput`). Raises PlainError."""
     res = Result(spec_errors(hub, ctx, rv_source))
     alpha_source = rv_source == SOURCE_V1ALPHA1
-    if alpha_source or alpha.dgd_may_carry_alpha_fields(hub):
+    if alpha_source or alpha.dgd_view_needed(hub, spec_decodes=spec_decodes):
         view = _view(views or compat_view.Views(), hub)
         res.errors.extend(alpha.dgd_errors(view, res.warnings, alpha_source=alpha_source))
     return res
@@ -622,15 +628,17 @@ def validate_hub(
     name: str,
     *,
     converted: bool = False,
+    spec_decodes: bool = False,
 ) -> Decision:
     """Validate a DGD already in hub form (errors in upstream order, warnings as upstream returns them;
-    ``converted``: see :class:`validation.compat_view.Views`)."""
+    ``converted``: see :class:`validation.compat_view.Views`; ``spec_decodes``: see
+    :class:`domain.admission.AdmissionInput`)."""
     views = compat_view.Views(converted)
     try:
         if operation == "CREATE" or old is None:
-            res = stateless(new, ctx, rv_source, views)
+            res = stateless(new, ctx, rv_source, views, spec_decodes=spec_decodes)
             return _decision(name, res.errors, res.warnings)
-        first = stateless(new, ctx, SOURCE_DISABLED, views)
+        first = stateless(new, ctx, SOURCE_DISABLED, views, spec_decodes=spec_decodes)
         if first.errors:
             return _decision(name, first.errors, first.warnings)
         upd = update_errors(new, old, ctx, username, rv_source, views)
@@ -664,6 +672,8 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         inp.user.username,
         string(sub(new, "metadata"), "name"),
         converted=converted,
+        # ``spec_decodes`` tells of the object as sent: not of this service's conversion of it.
+        spec_decodes=inp.spec_decodes and not converted,
     )
 
 

@@ -227,3 +227,36 @@ def _specs(draw: st.DrawFn) -> dict[str, Any]:
 def test_generated_specs(obj: dict[str, Any]) -> None:
     _vouched(obj)
 
+
+# --- its use ----------------------------------------------------------------------------------------------
+
+
+def _views_built(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    from validation import compat_view
+
+    built: list[Any] = []
+    real = compat_view.lazy_graph
+
+    def spy(hub: Any, *args: Any) -> Any:
+        built.append(hub)
+        return real(hub, *args)
+
+    monkeypatch.setattr(compat_view, "lazy_graph", spy)
+    return built
+
+
+def test_a_migrated_update_whose_spec_decodes_is_validated_without_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.dispatch import review_admission
+    from bench import payloads
+    from domain.admission import AdmissionContext
+
+    built = _views_built(monkeypatch)
+    review = payloads.dgd_migrated_update()
+    outcome = review_admission(review, "validate", AdmissionContext())
+    assert outcome.allowed and built == []
+    # A quantity that does not parse: the view is built and its conversion error answers, as before.
+    containers = review["request"]["object"]["spec"]["components"][1]["podTemplate"]["spec"]["containers"]
+    containers[0]["resources"]["limits"]["nvidia.com/gpu"] = "abc"
+    outcome = review_admission(review, "validate", AdmissionContext())
+    assert len(built) == 1
+    assert outcome.code == 403 and "failed to reconstruct compatibility view: quantities must match" in outcome.message
