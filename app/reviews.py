@@ -325,7 +325,12 @@ def clip_warnings(warnings: list[str]) -> list[str]:
 
 
 def _pointer(parts: list[str]) -> str:
-    return "".join("/" + (p.replace("~", "~0").replace("/", "~1") if "~" in p or "/" in p else p) for p in parts)
+    out = ""
+    for part in parts:
+        if "~" in part or "/" in part:
+            part = part.replace("~", "~0").replace("/", "~1")
+        out += "/" + part
+    return out
 
 
 def _same(a: Any, b: Any) -> bool:

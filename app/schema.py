@@ -284,10 +284,11 @@ def check_object(obj: Any, api_version: str, kind: str, root: str = "") -> tuple
     node = _compiled(api_version, kind)
     if node is None or not isinstance(obj, dict):
         return first_type_error(obj, api_version, kind, root), False
+    # Root member by member, so that only the spec tells ``dec``.
     dec = _Decodes()
     members: dict[str, Any] = obj
     spec_seen = False
-    for key, child in members.items():  # member by member, so that only the spec tells ``dec``
+    for key, child in members.items():
         spec = key == "spec"
         spec_seen = spec_seen or (spec and isinstance(child, dict))
         found = _check({key: child}, node, dec if spec else None)
