@@ -13,9 +13,10 @@ what the view would be built from instead of building it:
   decodes as it is (the structural type check found that out on its way:
   ``AdmissionInput.spec_decodes``, which the caller checks) and a DGD's components are objects
   with distinct names;
-* the save restores nothing a compatibility field reads: only its JSON is read (a payload that
-  does not decode is ignored by the conversion, which restores nothing either), member names
-  folded as Go's decoder folds them; a name that is not ASCII is not vouched for.
+* the save restores nothing a compatibility field reads: only its text is read (no word such a
+  member name, ``pvcs`` or a null service needs is in it), or else its JSON (a payload that does
+  not decode is ignored by the conversion, which restores nothing either), member names folded as
+  Go's decoder folds them; a name that is not ASCII is not vouched for.
 
 Then the view's services are those of the same object without a save, and
 :func:`validation.alpha.dgd_may_carry_alpha_fields` decides from the components alone
@@ -67,10 +68,28 @@ def _entry_restores_nothing(entry: Any) -> bool:
     return all(key.isascii() and key.lower() not in _COMPAT_SAVED for key in entry)
 
 
+#: Words a save restoring a compatibility field holds in its text (lower case): a member name
+#: restoring one, ``pvcs``, or the ``null`` of a null service.
+_WORDS: Final = (*sorted(_COMPAT_SAVED), "pvcs", "null")
+
+
+def _text_restores_nothing(raw: str) -> bool:
+    """A save whose text holds none of :data:`_WORDS` in any case, and is ASCII without escapes
+    (so each member name is written out as it is): no member can restore a compatibility field,
+    and there is no null service. Read without parsing the JSON; when a word is there (in a
+    value, say), the JSON is read."""
+    if not raw.isascii() or "\\" in raw:
+        return False
+    low = raw.lower()
+    return not any(word in low for word in _WORDS)
+
+
 def _graph_save_restores_nothing(raw: str | None) -> bool:
     """Whether a DGD save (``nvidia.com/dgd-spec``) restores no compatibility field: no
     ``pvcs``, no null service, no service entry restoring one. Only the JSON is read: a payload
     that does not decode restores nothing either."""
+    if not raw or _text_restores_nothing(raw):
+        return True
     for spec in _saved_specs(raw):
         if spec is None:
             continue
@@ -126,4 +145,7 @@ def component_builds_plain(hub: JSON) -> bool:
     anns = _converts_without_spec(hub, KIND_DCD, ANN_DCD_STATUS)
     if anns is None:
         return False
-    return all(_entry_restores_nothing(spec) for spec in _saved_specs(anns.get(ANN_DCD_SPEC)))
+    raw = anns.get(ANN_DCD_SPEC)
+    if not raw or _text_restores_nothing(raw):
+        return True
+    return all(_entry_restores_nothing(spec) for spec in _saved_specs(raw))

@@ -32,8 +32,11 @@ from validation.objects import (
 GROVE_ONLY: Final = "is currently supported only for Grove-backed DynamoGraphDeployment components"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SharedOptions:
+    """What :func:`component_errors` depends on beyond the component. Read-only by convention:
+    not frozen, as a frozen dataclass costs three times as much to build, once per request."""
+
     grove_pathway: bool
     provider_overrides_supported: bool
     provider: str

@@ -12,6 +12,7 @@ compatibility field or sharing a name).
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -240,7 +241,12 @@ def _edited(draw: st.DrawFn) -> J:
                 target[field] = copy.deepcopy(value)
         if not isinstance(doc, dict):
             break
-    _annotations(hub)[key] = doc if isinstance(doc, str) else orjson.dumps(doc).decode()
+    raw = doc if isinstance(doc, str) else orjson.dumps(doc).decode()
+    if draw(st.booleans()):
+        # A name written with an escape, which only the JSON reads as that name.
+        start = draw(st.integers(0, len(raw)))
+        raw = raw[:start] + re.sub(r'"([a-z])', lambda m: f'"\\u{ord(m.group(1)):04x}', raw[start:], count=1)
+    _annotations(hub)[key] = raw
     return hub
 
 
@@ -279,6 +285,16 @@ def test_each_way_to_need_the_view() -> None:
     assert needed(lambda h: h["spec"]["components"][0].__setitem__("sharedMemorySize", "1Gi"))
     assert needed(lambda h: h.__setitem__("apiVersion", "nvidia.com/v1alpha1"))
     assert not compat_plain.graph_builds_plain({**base, "kind": DCD})
+    # The save's text is read first: a word in a value, or an escape, sends it to its JSON.
+    assert not needed(save(lambda d: d["spec"]["services"]["Frontend"].__setitem__("envFromSecret", "ingress-null")))
+
+    def escaped(hub: J) -> None:
+        anns = hub["metadata"]["annotations"]
+        raw = anns[ANN_DGD_SPEC]
+        anns[ANN_DGD_SPEC] = raw.replace('"envFromSecret":"hf-token-secret"', '"\\u0061nnotations":{}', 1)
+        assert anns[ANN_DGD_SPEC] != raw
+
+    assert needed(escaped)
     # Nothing to restore: a save that does not parse, or restores other members only.
     assert not needed(save(lambda d: d["spec"]["services"]["Frontend"].__setitem__("resources", {})))
     assert not needed(lambda h: h["metadata"]["annotations"].__setitem__(ANN_DGD_SPEC, "{"))
