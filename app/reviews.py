@@ -138,6 +138,10 @@ def _check_depth(doc: Any) -> None:
         raise BadRequest(f"JSON nesting deeper than {MAX_DEPTH} levels")
 
 
+#: Bodies up to this size have their brackets counted before their depth is checked.
+_COUNTED_BODY = 64 * 1024
+
+
 def parse_json(body: bytes) -> Any:
     if not body:
         raise BadRequest("request body is empty")
@@ -145,9 +149,18 @@ def parse_json(body: bytes) -> Any:
         doc = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise BadRequest(f"request body is not valid JSON: {exc}") from None
-    if isinstance(doc, (dict, list)):
+    if isinstance(doc, (dict, list)) and not _few_brackets(body):
         _check_depth(doc)
     return doc
+
+
+def _few_brackets(body: bytes) -> bool:
+    """Whether a small body opens at most MAX_DEPTH containers in all, so it cannot nest deeper
+    (each level opens one; a bracket in a string only adds to the count). Counting is cheaper
+    than the depth check for a small review; a large one is checked without counting."""
+    if len(body) > _COUNTED_BODY:
+        return False
+    return body.count(b"{") + body.count(b"[") <= MAX_DEPTH
 
 
 def _envelope(doc: Any, kind: str, versions: tuple[str, ...]) -> tuple[str, JSONObject, str]:
@@ -347,7 +360,9 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _diff(original: Any, patched: Any, parts: list[str], ops: list[JSONObject]) -> None:
-    if _same(original, patched):
+    # Two objects or two lists are walked member by member without comparing them whole first:
+    # on the path to a change they differ anyway, and elsewhere they are mostly the same object.
+    if original is patched:
         return
     if isinstance(original, dict) and isinstance(patched, dict):
         for key, value in patched.items():
@@ -368,7 +383,8 @@ def _diff(original: Any, patched: Any, parts: list[str], ops: list[JSONObject]) 
                 ops.append({"op": "add", "path": _pointer(parts), "value": patched[index]})
             parts.pop()
         return  # a shorter list would need removals: never sent
-    ops.append({"op": "replace", "path": _pointer(parts), "value": patched})
+    if not _same(original, patched):
+        ops.append({"op": "replace", "path": _pointer(parts), "value": patched})
 
 
 def json_patch(original: JSONObject, patched: JSONObject) -> list[JSONObject]:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from app.errors import BadRequest
-from app.reviews import MAX_DEPTH, _check_depth, _within
+from app.reviews import MAX_DEPTH, _check_depth, _within, parse_json
 from tests.app.conftest import JSON_HEADERS, admission_review, make_client
 
 
@@ -298,3 +298,20 @@ def test_depth_check_on_a_worker_thread() -> None:
 def test_depth_check_of_any_document(doc: Any, depth: int) -> None:
     wrapped = _nested(depth - _nesting(doc) if depth > _nesting(doc) else 0, doc, as_dict=False)
     assert _refused(wrapped) is (_nesting(wrapped) > MAX_DEPTH)
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+@pytest.mark.parametrize("depth", [1, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 300])
+@pytest.mark.parametrize("padding", ["", "[{" * 40, "x" * 70_000])
+def test_parsing_refuses_exactly_the_deep_documents(as_dict: bool, depth: int, padding: str) -> None:
+    # Brackets in a string count toward the quick count, not the depth; a large body is checked
+    # without counting.
+    body = json.dumps({"pad": padding, "doc": _nested(depth - 1, 0, as_dict)}).encode()
+    try:
+        parse_json(body)
+    except BadRequest as exc:
+        assert exc.message == f"JSON nesting deeper than {MAX_DEPTH} levels"
+        refused = True
+    else:
+        refused = False
+    assert refused is (depth > MAX_DEPTH)
