@@ -38,48 +38,69 @@ __all__ = [
 ]
 
 
-class Path:
-    """An immutable field path (Go ``field.Path``)."""
+# How a path's part is joined to its parent's text.
+_CHILD: Final = 0  # ".name" (no dot after an empty path)
+_INDEX: Final = 1  # "[i]"
+_KEY: Final = 2  # "[k]"
 
-    __slots__ = ("_text",)
+
+class Path:
+    """An immutable field path (Go ``field.Path``).
+
+    A path is built for every value a rule looks at, and printed only for the few in an error:
+    a child keeps its parent and its own part, and its text is joined on first use."""
+
+    __slots__ = ("_parent", "_part", "_sep", "_text")
 
     def __init__(self, root: str = "", *more: str) -> None:
         text = root
         for name in more:
             text = f"{text}.{name}" if text else name
-        self._text = text
+        self._parent: Path | None = None
+        self._part: str | int = ""
+        self._sep = 0
+        self._text: str | None = text
 
     @staticmethod
-    def _raw(text: str) -> Path:
-        # A path whose text is already joined (the dotted form is built by the caller).
+    def _below(parent: Path, part: str | int, sep: int) -> Path:
         p = Path()
-        p._text = text
+        p._parent = parent
+        p._part = part
+        p._sep = sep
+        p._text = None
         return p
 
     def child(self, name: str, *more: str) -> Path:
-        text = self._text
-        for part in (name, *more):
-            text = f"{text}.{part}" if text else part
-        return Path._raw(text)
+        return Path._below(self, ".".join((name, *more)) if more else name, _CHILD)
 
     def index(self, i: int) -> Path:
-        return Path._raw(f"{self._text}[{i}]")
+        return Path._below(self, i, _INDEX)
 
     def key(self, k: str) -> Path:
         # Map keys are rendered without quoting, like Go's field.Path.Key.
-        return Path._raw(f"{self._text}[{k}]")
+        return Path._below(self, k, _KEY)
 
     def __str__(self) -> str:
-        return self._text
+        text = self._text
+        if text is None:
+            parent = self._parent
+            assert parent is not None
+            above = str(parent)
+            if self._sep == _CHILD:
+                text = f"{above}.{self._part}" if above else str(self._part)
+            else:
+                text = f"{above}[{self._part}]"
+            self._text = text
+        return text
 
     def __repr__(self) -> str:
-        return f"Path({self._text!r})"
+        return f"Path({str(self)!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Path) and other._text == self._text
+        return isinstance(other, Path) and str(other) == str(self)
 
     def __hash__(self) -> int:
-        return hash(self._text)
+        return hash(str(self))
 
 
 class ErrorType(Enum):

@@ -30,6 +30,13 @@ def test_path_rendering() -> None:
     assert str(Path().child("a")) == "a"
     assert Path("a").child("b") == Path("a", "b")
     assert len({Path("a", "b"), Path("a").child("b")}) == 1
+    # A child's text is joined on first use, and its parent's with it; the order of use does not matter.
+    root = Path()
+    deep = root.index(2).child("x", "y").key("k")
+    assert repr(deep) == "Path('[2].x.y[k]')" and str(root.index(2)) == "[2]"
+    parent = Path("a").child("b")
+    leaf = parent.child("c")
+    assert str(leaf) == "a.b.c" and str(parent) == "a.b" and hash(leaf) == hash(Path("a", "b", "c"))
 
 
 @pytest.mark.parametrize(
