@@ -338,12 +338,18 @@ def clip_warnings(warnings: list[str]) -> list[str]:
 
 
 def _pointer(parts: list[str]) -> str:
-    out = ""
-    for part in parts:
-        if "~" in part or "/" in part:
-            part = part.replace("~", "~0").replace("/", "~1")
-        out += "/" + part
-    return out
+    if not parts:
+        return ""  # the whole document
+    return "/" + "/".join([_escaped(part) for part in parts])
+
+
+def _escaped(part: str) -> str:
+    """A member name as a JSON pointer token (RFC 6901: ``~`` is ``~0``, ``/`` is ``~1``)."""
+    if "~" in part:
+        part = part.replace("~", "~0")
+    if "/" in part:
+        part = part.replace("/", "~1")
+    return part
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -360,27 +366,33 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _diff(original: Any, patched: Any, parts: list[str], ops: list[JSONObject]) -> None:
-    # Two objects or two lists are walked member by member without comparing them whole first:
-    # on the path to a change they differ anyway, and elsewhere they are mostly the same object.
-    if original is patched:
-        return
+    """Append to ``ops`` what turns ``original`` into ``patched`` (``parts``: where they are).
+    Two objects or two lists are walked member by member without comparing them whole first:
+    on the path to a change they differ anyway, and elsewhere their members are mostly the
+    same objects, passed over without a call."""
     if isinstance(original, dict) and isinstance(patched, dict):
         for key, value in patched.items():
-            parts.append(key)
             if key not in original:
+                parts.append(key)
                 ops.append({"op": "add", "path": _pointer(parts), "value": value})
-            else:
-                _diff(original[key], value, parts, ops)
-            parts.pop()
+                parts.pop()
+                continue
+            before = original[key]
+            if before is not value:
+                parts.append(key)
+                _diff(before, value, parts, ops)
+                parts.pop()
         return  # keys only in the original would be removals: never sent
     if isinstance(original, list) and isinstance(patched, list):
-        common = min(len(original), len(patched))
-        for index in range(len(patched)):
+        common = len(original)
+        for index, value in enumerate(patched):
+            if index < common and original[index] is value:
+                continue
             parts.append(str(index))
             if index < common:
-                _diff(original[index], patched[index], parts, ops)
+                _diff(original[index], value, parts, ops)
             else:
-                ops.append({"op": "add", "path": _pointer(parts), "value": patched[index]})
+                ops.append({"op": "add", "path": _pointer(parts), "value": value})
             parts.pop()
         return  # a shorter list would need removals: never sent
     if not _same(original, patched):
@@ -393,7 +405,8 @@ def json_patch(original: JSONObject, patched: JSONObject) -> list[JSONObject]:
     defaulters, so fields a defaulter does not know are never deleted). Lists are compared index
     by index with additions appended, as the Go webhook's patch generator does."""
     ops: list[JSONObject] = []
-    _diff(original, patched, [], ops)
+    if original is not patched:
+        _diff(original, patched, [], ops)
     return ops
 
 

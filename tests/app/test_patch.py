@@ -81,3 +81,13 @@ def test_type_changes_are_replacements() -> None:
     assert json_patch({"a": 1}, {"a": True}) == [{"op": "replace", "path": "/a", "value": True}]
     assert json_patch({"a": 1}, {"a": 1.5}) == [{"op": "replace", "path": "/a", "value": 1.5}]
     assert json_patch({"a/b~": {}}, {"a/b~": {"c": 1}}) == [{"op": "add", "path": "/a~1b~0/c", "value": 1}]
+
+
+def test_pointers_escape_and_keep_empty_names() -> None:
+    ops = json_patch({"": 1, "a/b": {"c~d": 1}, "l": [1, 2]}, {"": 2, "a/b": {"c~d": 2}, "l": [1, 3, 4]})
+    assert ops == [
+        {"op": "replace", "path": "/", "value": 2},
+        {"op": "replace", "path": "/a~1b/c~0d", "value": 2},
+        {"op": "replace", "path": "/l/1", "value": 3},
+        {"op": "add", "path": "/l/2", "value": 4},
+    ]
