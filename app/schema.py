@@ -20,7 +20,8 @@ as it was parsed: an integer literal beyond 64 bits reaches this service as the 
 
 The same walk also tells whether an object's ``spec`` **decodes as it is**
 (:func:`check_object`): every member it holds is one its schema names (exactly, as written), no
-number is a float where Go wants an integer, and every value Go parses itself (the skeleton's
+number is a float where Go wants an integer, no list element or map value of an object type is
+null, and every value Go parses itself (the skeleton's
 ``k``: quantities, times, durations, base64 bytes) parses with the operator's own leaf decoder
 (:mod:`gocompat.leaves`), so the conversion's decode of that spec cannot fail
 (``tests/app/test_schema_decodes.py`` proves it, leaf by leaf and on generated specs). The

@@ -86,9 +86,9 @@ class AdmissionInput:
     # The GVK a per-kind upstream path expects (its GVK guard); None on the generic routes.
     expected_gvk: GVK | None = None
     # Whether ``object.spec`` decodes into the operator's Go types as it is (every member named
-    # by its schema, every quantity, time and duration parsing): the structural type check finds
-    # this out on its way (``app.schema.check_object``) and sets it before any handler runs.
-    # False when unknown (the handlers then decode the spec themselves).
+    # by its schema, every quantity, time and duration parsing): the structural type check of a
+    # validating review finds this out on its way (``app.schema.check_object``) and sets it
+    # before any handler runs. False when unknown (the handlers then decode the spec themselves).
     spec_decodes: bool = False
 
     @property
