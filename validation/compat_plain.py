@@ -86,8 +86,9 @@ def _text_restores_nothing(raw: str) -> bool:
 
 def _graph_save_restores_nothing(raw: str | None) -> bool:
     """Whether a DGD save (``nvidia.com/dgd-spec``) restores no compatibility field: no
-    ``pvcs``, no null service, no service entry restoring one. Only the JSON is read: a payload
-    that does not decode restores nothing either."""
+    ``pvcs``, no null service, no service entry restoring one. Its text is read first
+    (:func:`_text_restores_nothing`), else its JSON, not its decoded payload: a payload that does
+    not decode restores nothing either."""
     if not raw or _text_restores_nothing(raw):
         return True
     for spec in _saved_specs(raw):
