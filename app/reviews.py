@@ -353,16 +353,9 @@ def _escaped(part: str) -> str:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Equal as JSON: ``true`` is not ``1`` and ``1`` is not ``1.0`` (Python's ``==`` says they are).
-    One value is the same as itself: the defaulters share what they leave unchanged with the
-    request's object, so most of a patch's subtrees are not compared at all."""
-    if a is b:
-        return True
-    if type(a) is not type(b) or a != b:
-        return False
-    if isinstance(a, (dict, list)):
-        return orjson.dumps(a) == orjson.dumps(b)  # same text: no bool/int/float confusion inside
-    return True
+    """Two values that are not both objects nor both lists (:func:`_diff` walks those) are equal
+    as JSON: ``true`` is not ``1`` and ``1`` is not ``1.0`` (Python's ``==`` says they are)."""
+    return a is b or (type(a) is type(b) and a == b)
 
 
 def _diff(original: Any, patched: Any, parts: list[str], ops: list[JSONObject]) -> None:
