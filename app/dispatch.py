@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
@@ -38,23 +38,54 @@ from gocompat.jsonvalue import json_type
 
 log = logging.getLogger("dynamo_webhook.review")
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Outcome:
-    """The encoded answer plus what the log line and metrics need."""
+    """The encoded answer plus what the log line and metrics need. Its ``__init__`` is written
+    out so that the compiled build compiles it (see :mod:`domain.admission`)."""
 
     body: bytes
-    uid: str = ""
-    kind: str = ""
-    namespace: str = ""
-    name: str = ""
-    operation: str = ""
-    allowed: bool = True
-    code: int = 200
-    message: str = ""
-    patched: bool = False
-    warnings: int = 0
-    conversions: list[tuple[str, str]] = field(default_factory=list)  # (kind, "v1alpha1->v1beta1")
-    response: Any = None
+    uid: str
+    kind: str
+    namespace: str
+    name: str
+    operation: str
+    allowed: bool
+    code: int
+    message: str
+    patched: bool
+    warnings: int
+    conversions: list[tuple[str, str]]  # (kind, "v1alpha1->v1beta1")
+    response: Any
+
+    def __init__(
+        self,
+        body: bytes,
+        uid: str = "",
+        kind: str = "",
+        namespace: str = "",
+        name: str = "",
+        operation: str = "",
+        allowed: bool = True,
+        code: int = 200,
+        message: str = "",
+        patched: bool = False,
+        warnings: int = 0,
+        conversions: list[tuple[str, str]] | None = None,
+        response: Any = None,
+    ) -> None:
+        self.body = body
+        self.uid = uid
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        self.operation = operation
+        self.allowed = allowed
+        self.code = code
+        self.message = message
+        self.patched = patched
+        self.warnings = warnings
+        self.conversions = [] if conversions is None else conversions
+        self.response = response
 
 
 # --------------------------------------------------------------------------- admission

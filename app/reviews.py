@@ -266,13 +266,20 @@ def _object(request: JSONObject, key: str) -> JSONObject | None:
     return value
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Envelope:
-    """A readable review: its apiVersion (the answer's), its uid and its request."""
+    """A readable review: its apiVersion (the answer's), its uid and its request. Its
+    ``__init__`` is written out so that the compiled build compiles it (see
+    :mod:`domain.admission`)."""
 
     api_version: str
     uid: str
     request: JSONObject
+
+    def __init__(self, api_version: str, uid: str, request: JSONObject) -> None:
+        self.api_version = api_version
+        self.uid = uid
+        self.request = request
 
 
 def read_admission_review(doc: Any) -> Envelope:

@@ -5,7 +5,7 @@ per-component and update rules."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from conversion.dgd import CONVERTER
@@ -79,10 +79,17 @@ class PlainError(Exception):
     """A non-field error: upstream answers it with a plain 403 ``Forbidden`` status."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Result:
-    errors: list[FieldError] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    """Errors and warnings found so far (``__init__`` written out for the compiled build, as at
+    :mod:`domain.admission`)."""
+
+    errors: list[FieldError]
+    warnings: list[str]
+
+    def __init__(self, errors: list[FieldError] | None = None, warnings: list[str] | None = None) -> None:
+        self.errors = [] if errors is None else errors
+        self.warnings = [] if warnings is None else warnings
 
 
 # --- Grove pathway (upstream grovePathwayForDynamoGraphDeployment) ------------------------------------------

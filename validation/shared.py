@@ -32,10 +32,12 @@ from validation.objects import (
 GROVE_ONLY: Final = "is currently supported only for Grove-backed DynamoGraphDeployment components"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class SharedOptions:
     """What :func:`component_errors` depends on beyond the component. Read-only by convention:
-    not frozen, as a frozen dataclass costs three times as much to build, once per request."""
+    not frozen, as a frozen dataclass costs three times as much to build, once per request; its
+    ``__init__`` is written out so that the compiled build compiles it (see
+    :mod:`domain.admission`)."""
 
     grove_pathway: bool
     provider_overrides_supported: bool
@@ -46,7 +48,25 @@ class SharedOptions:
     allow_missing_override: bool
     # InferencePool API availability for EPP components (upstream ``inferencePoolAvailabilityError``
     # in shared_helpers.go; DGD components only, live look-up); None skips it.
-    inference_pool: InferencePoolProbe | None = None
+    inference_pool: InferencePoolProbe | None
+
+    def __init__(
+        self,
+        grove_pathway: bool,
+        provider_overrides_supported: bool,
+        provider: str,
+        checkpoint_enabled: bool,
+        runtime_version: bool,
+        allow_missing_override: bool,
+        inference_pool: InferencePoolProbe | None = None,
+    ) -> None:
+        self.grove_pathway = grove_pathway
+        self.provider_overrides_supported = provider_overrides_supported
+        self.provider = provider
+        self.checkpoint_enabled = checkpoint_enabled
+        self.runtime_version = runtime_version
+        self.allow_missing_override = allow_missing_override
+        self.inference_pool = inference_pool
 
 
 def _inference_pool_error(probe: InferencePoolProbe) -> str | None:
