@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from app.errors import BadRequest
-from app.reviews import MAX_DEPTH, _check_depth, _within, parse_json
+from app.reviews import MAX_DEPTH, _check_depth, _few_brackets, _within, parse_json
 from tests.app.conftest import JSON_HEADERS, admission_review, make_client
 
 
@@ -315,3 +315,13 @@ def test_parsing_refuses_exactly_the_deep_documents(as_dict: bool, depth: int, p
     else:
         refused = False
     assert refused is (depth > MAX_DEPTH)
+
+
+@given(
+    body=st.one_of(
+        st.binary(max_size=400),
+        st.lists(st.sampled_from([b"{", b"[", b"}", b"]", b'"', b"a", b"\xff", b"\x00"]), max_size=300).map(b"".join),
+    )
+)
+def test_the_quick_count_counts_every_opening_bracket(body: bytes) -> None:
+    assert _few_brackets(body) is (body.count(b"{") + body.count(b"[") <= MAX_DEPTH)
