@@ -17,6 +17,9 @@ turn's end loses that turn's lines, as :mod:`logging` drops a line it cannot wri
 is not raised into the event loop (whose error report would be logged, held, and fail again).
 A signal handler that logs while the stream is writing (the SIGTERM handler) writes through it
 again, and its line follows.
+
+A review's line comes in through :meth:`PerTurnStream.write_line`, without the handler's lock
+and flush: the stream's own lock keeps each line whole, and a held line is flushed with its turn.
 """
 
 from __future__ import annotations
@@ -51,15 +54,31 @@ class PerTurnStream:
             if loop is None:
                 self._release()
                 return self.stream.write(text)
-            if self._loop is not loop:
-                self._release()  # held in another loop, whose turn may never end
-                self._loop = loop
-                loop.call_soon(self._end_turn, loop)
-            self._held.append(text)
-            self._size += len(text)
-            if self._size >= self.limit:
-                self._release()
+            self._hold(text, loop)
         return len(text)
+
+    def write_line(self, text: str) -> None:
+        """:meth:`write` and, when ``text`` is not held for a turn's end, :meth:`flush` (a review's
+        log line, :class:`app.observability.ReviewLog`, which calls no ``flush`` of its own)."""
+        loop = _get_running_loop()
+        with self._lock:
+            if loop is None:
+                self._release()
+                self.stream.write(text)
+                self.stream.flush()
+            else:
+                self._hold(text, loop)
+
+    def _hold(self, text: str, loop: asyncio.AbstractEventLoop) -> None:
+        """Hold ``text`` for the end of ``loop``'s turn (the caller holds the lock)."""
+        if self._loop is not loop:
+            self._release()  # held in another loop, whose turn may never end
+            self._loop = loop
+            loop.call_soon(self._end_turn, loop)
+        self._held.append(text)
+        self._size += len(text)
+        if self._size >= self.limit:
+            self._release()
 
     def flush(self) -> None:
         """Write out what is held and flush ``stream``; inside a loop that will end its turn

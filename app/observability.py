@@ -129,6 +129,10 @@ def _str_default(value: Any) -> str:
     return str(value)
 
 
+#: The millisecond part of a timestamp, by millisecond.
+_MILLIS = tuple(f".{ms:03d}Z" for ms in range(1000))
+
+
 class JSONFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, msg and every ``extra`` field.
 
@@ -147,7 +151,7 @@ class JSONFormatter(logging.Formatter):
         if second != self._second:
             self._prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
             self._second = second
-        return f"{self._prefix}.{int(msecs):03d}Z"
+        return self._prefix + _MILLIS[int(msecs)]
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
@@ -215,15 +219,21 @@ class ReviewLog:
             **fields,
         }
         data = orjson.dumps(line, default=_str_default, option=orjson.OPT_NON_STR_KEYS).decode()
-        handler.acquire()
+        stream = handler.stream
         try:
-            stream = handler.stream
-            stream.write(data + handler.terminator)
-            stream.flush()
+            if type(stream) is PerTurnStream:
+                # Held for the turn's end under the stream's own lock, which keeps lines whole;
+                # neither the handler's lock nor a flush adds anything to that.
+                stream.write_line(data + handler.terminator)
+                return
+            handler.acquire()
+            try:
+                stream.write(data + handler.terminator)
+                stream.flush()
+            finally:
+                handler.release()
         except Exception:
             handler.handleError(logging.makeLogRecord({"name": self.name, "msg": "review", "args": None}))
-        finally:
-            handler.release()
 
 
 _ROOT = logging.getLogger()

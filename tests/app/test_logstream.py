@@ -240,6 +240,43 @@ def test_review_lines_and_other_records_keep_their_order(
     assert [(line["msg"], line.get("uid")) for line in lines] == [("review", "u-1"), ("between", None), ("review", "u-2")]
 
 
+def test_a_review_line_outside_a_loop_is_written_and_flushed_at_once(
+    per_turn_logging: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A large review is answered on a worker thread, outside the loop: its line is not held.
+    assert observability._direct is not None
+    monkeypatch.setattr(logging.getLogger(), "handlers", [observability._direct[0]])
+    review_log = ReviewLog("dynamo_webhook.review")
+    thread = threading.Thread(target=review_log.info, args=({"uid": "u-thread"},))
+    thread.start()
+    thread.join()
+    assert len(per_turn_logging.writes) == 1 and per_turn_logging.flushes == 1
+    assert orjson.loads(per_turn_logging.writes[0])["uid"] == "u-thread"
+
+    async def main() -> None:
+        review_log.info({"uid": "u-loop"})  # held for the turn's end, flushed with it
+        assert len(per_turn_logging.writes) == 1 and per_turn_logging.flushes == 1
+        await asyncio.sleep(0)
+
+    asyncio.run(main())
+    assert [orjson.loads(w)["uid"] for w in per_turn_logging.writes] == ["u-thread", "u-loop"]
+    assert per_turn_logging.flushes == 2
+
+
+def test_a_review_line_the_stream_cannot_take_is_reported_by_the_handler(
+    per_turn_logging: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert observability._direct is not None
+    handler = observability._direct[0]
+    monkeypatch.setattr(logging.getLogger(), "handlers", [handler])
+    assert isinstance(handler.stream, PerTurnStream)
+    handler.stream.stream = Broken()
+    reported: list[logging.LogRecord] = []
+    monkeypatch.setattr(handler, "handleError", reported.append)
+    ReviewLog("dynamo_webhook.review").info({"uid": "u-1"})  # outside a loop: straight through
+    assert [r.getMessage() for r in reported] == ["review"]
+
+
 def test_only_the_serving_processes_hold_lines() -> None:
     root = logging.getLogger()
     saved = (root.handlers[:], root.level, observability._direct)

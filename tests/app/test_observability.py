@@ -93,3 +93,13 @@ def test_text_format_goes_through_logging(capsys: pytest.CaptureFixture[str]) ->
         assert not isinstance(root.handlers[0].formatter, JSONFormatter)
     finally:
         root.handlers[:], root.level, observability._direct = saved[0], saved[1], saved[2]
+
+
+@pytest.mark.parametrize("msecs", [0.0, 0.999, 7.5, 99.0, 500.4999, 999.0, 999.99])
+def test_timestamp_prints_the_whole_milliseconds(msecs: float) -> None:
+    formatter = JSONFormatter()
+    created = 1_790_000_000 + msecs / 1000
+    ts = formatter._timestamp(created, msecs)
+    assert ts == f"2026-09-21T14:13:20.{int(msecs):03d}Z"
+    # the second's part is cached: a later second is printed anew
+    assert formatter._timestamp(created + 61, msecs).startswith("2026-09-21T14:14:21.")
