@@ -13,7 +13,7 @@ Rules (apiserver / controller-runtime behaviour):
 
 from __future__ import annotations
 
-import base64
+import binascii
 import threading
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
@@ -424,7 +424,8 @@ def admission_response(
         ops = json_patch(original, decision.patched)
         if ops:
             resp["patchType"] = "JSONPatch"
-            resp["patch"] = base64.b64encode(orjson.dumps(ops)).decode("ascii")
+            # standard base64 without a newline (base64.b64encode's, minus its Python frame)
+            resp["patch"] = binascii.b2a_base64(orjson.dumps(ops), newline=False).decode("ascii")
     return resp
 
 
