@@ -39,6 +39,7 @@ from bench.harness import (
     ROOT,
     ServerProcess,
     cpu_seconds,
+    cpu_split,
     ensure_certs,
     rss_kib,
     run_loadgen,
@@ -66,19 +67,34 @@ def latency_duration(duration: float) -> float:
 ROUNDS = 5
 
 
+def _pinning_text(split: tuple[set[int], set[int]] | None) -> str:
+    """How the servers and the load generator share the CPUs, for the report."""
+    if split is None:
+        return ""
+    servers, loadgen = split
+    return f"each server on CPU {', '.join(map(str, sorted(servers)))}, the load generator on CPU {', '.join(map(str, sorted(loadgen)))}"
+
+
 def closed_rounds(
-    servers: list[ServerProcess], cafile: Path, sc: Scenario, spec: Path, work: Path, args: argparse.Namespace
+    servers: list[ServerProcess],
+    cafile: Path,
+    sc: Scenario,
+    spec: Path,
+    work: Path,
+    args: argparse.Namespace,
+    cpus: set[int] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Closed-loop load on each server, ``--rounds`` slices of ``duration / rounds`` seconds each,
     the servers taking turns and their order rotating from round to round (each runs first, in
     the middle and last in turn). Every slice records the server's CPU time per answered request.
     A burst of other load on a shared machine then falls on every server alike, and the report
     compares each round's figures with the same round's echo (the median of those ratios) instead
-    of one server's whole run with another's seconds later. Returns each server's figures
+    of one server's whole run with another's seconds later. ``cpus``: where the load generator
+    runs (:func:`bench.harness.cpu_split`). Returns each server's figures
     (:func:`combine_rounds`), by server name."""
     for server in servers:  # warm-up
         run_loadgen(server.port, cafile, spec, work / "warm.json", connections=sc.connections,
-                    duration=0.5 if args.quick else 1.0)
+                    duration=0.5 if args.quick else 1.0, cpus=cpus)
     rounds: dict[str, list[dict[str, Any]]] = {server.name: [] for server in servers}
     seconds = args.duration / args.rounds
     for index in range(args.rounds):
@@ -86,7 +102,9 @@ def closed_rounds(
         for server in servers[shift:] + servers[:shift]:
             out = work / f"{server.name}-{sc.name}.json"
             cpu_before = cpu_seconds(server.pid)
-            got = run_loadgen(server.port, cafile, spec, out, connections=sc.connections, duration=seconds)
+            got = run_loadgen(
+                server.port, cafile, spec, out, connections=sc.connections, duration=seconds, cpus=cpus
+            )
             cpu = cpu_seconds(server.pid) - cpu_before
             got["cpu_ms_per_request"] = cpu / got["ok"] * 1000 if got["ok"] else 0.0
             rounds[server.name].append(got)
@@ -108,15 +126,26 @@ def combine_rounds(rounds: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def latency_run(
-    server: ServerProcess, cafile: Path, sc: Scenario, spec: Path, work: Path, args: argparse.Namespace
+    server: ServerProcess,
+    cafile: Path,
+    sc: Scenario,
+    spec: Path,
+    work: Path,
+    args: argparse.Namespace,
+    cpus: set[int] | None = None,
 ) -> dict[str, Any]:
-    """Open-loop latency at the scenario's rate, or one review at a time for ConversionReviews."""
+    """Open-loop latency at the scenario's rate, or one review at a time for ConversionReviews
+    (the load generator on ``cpus``)."""
     out = work / f"{server.name}-{sc.name}.json"
     seconds = latency_duration(args.duration)
     if sc.rate:
-        return {"open": run_loadgen(server.port, cafile, spec, out, connections=8, rate=sc.rate, duration=seconds)}
+        return {
+            "open": run_loadgen(
+                server.port, cafile, spec, out, connections=8, rate=sc.rate, duration=seconds, cpus=cpus
+            )
+        }
     # One review at a time: the latency the apiserver sees for a large list conversion.
-    return {"single": run_loadgen(server.port, cafile, spec, out, connections=1, duration=seconds)}
+    return {"single": run_loadgen(server.port, cafile, spec, out, connections=1, duration=seconds, cpus=cpus)}
 
 
 def _cpu_per_call(
@@ -222,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             "loadavg_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
             "python": platform.python_version(),
             "build": build_kind(),
+            "pinned": _pinning_text(cpu_split()),
             "duration": args.duration,
             "latency_duration": latency_duration(args.duration),
             "rounds": args.rounds,
@@ -236,10 +266,12 @@ def main(argv: list[str] | None = None) -> int:
         cert_dir = work / "certs"
         cafile = ensure_certs(cert_dir)
         log("starting dynamo-webhook serve (1 worker), its floor (no rules) and the echo server")
+        split = cpu_split()
+        server_cpus, loadgen_cpus = split if split is not None else (None, None)
         with (
-            start_webhook(cert_dir, work) as webhook,
-            start_echo(cert_dir, work) as echo,
-            start_webhook(cert_dir, work, floor=True) as floor,
+            start_webhook(cert_dir, work, cpus=server_cpus) as webhook,
+            start_echo(cert_dir, work, cpus=server_cpus) as echo,
+            start_webhook(cert_dir, work, floor=True, cpus=server_cpus) as floor,
         ):
             for sc in scenarios:
                 if sc.objects and not admission_rss:
@@ -250,12 +282,13 @@ def main(argv: list[str] | None = None) -> int:
                     [{"name": sc.name, "path": sc.path, "body_file": str(body), "status": 200, "expect": sc.expect}],
                 )
                 log(f"  {sc.title}: closed loop, {args.rounds} rounds")
-                closed = closed_rounds([webhook, echo, floor], cafile, sc, spec, work, args)
+                closed = closed_rounds([webhook, echo, floor], cafile, sc, spec, work, args, loadgen_cpus)
                 entry: dict[str, Any] = {"floor": {"closed": closed[floor.name]}}
                 for server, key in ((webhook, "webhook"), (echo, "echo")):
                     log(f"  {sc.title}: {key} latency")
                     rss[server.name].append(rss_kib(server.pid))
-                    entry[key] = {"closed": closed[server.name], **latency_run(server, cafile, sc, spec, work, args)}
+                    latency = latency_run(server, cafile, sc, spec, work, args, loadgen_cpus)
+                    entry[key] = {"closed": closed[server.name], **latency}
                     rss[server.name].append(rss_kib(server.pid))
                 results["scenarios"][sc.name] = entry
             web_rss = rss["dynamo-webhook"]

@@ -247,7 +247,9 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
         "",
         f"Build: {BUILDS[meta.get('build', 'python')]}.",
         "",
-        f"One process each, TLS, keep-alive HTTP/1.1; closed loop for {meta['duration']:g} s per scenario "
+        "One process each, TLS, keep-alive HTTP/1.1"
+        + (f" ({meta['pinned']})" if meta.get("pinned") else "")
+        + f"; closed loop for {meta['duration']:g} s per scenario "
         f"and server (16 connections; 2 for conversion) in {meta.get('rounds', 1)} rounds, the webhook, echo "
         f"and the floor taking turns in an order that rotates: each figure is the median round's, and each "
         f"ratio the median of the rounds' ratios (a round's figures beside the same round's echo), so a "
