@@ -430,10 +430,12 @@ def admission_response(
 
 
 def denial(uid: str, message: str, code: int) -> AdmissionResponse:
-    reasons = {400: "BadRequest", 403: "Forbidden", 500: "InternalError"}
+    """A refusal with ``code`` and ``message``, as controller-runtime writes one: a denial (403)
+    with the reason ``Forbidden`` (``admission.Denied``), an error (400, 500) with none
+    (``admission.Errored``)."""
     status: JSONObject = {"code": code, "message": message}
-    if code in reasons:
-        status["reason"] = reasons[code]
+    if code == 403:
+        status["reason"] = "Forbidden"
     return {"uid": uid, "allowed": False, "status": status}
 
 

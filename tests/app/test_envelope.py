@@ -105,6 +105,7 @@ def test_handler_exception_is_a_500_denial_with_uid(
     assert out["allowed"] is False
     assert out["status"]["code"] == 500
     assert "kaboom" in out["status"]["message"]
+    assert "reason" not in out["status"]  # as controller-runtime's admission.Errored writes it
 
 
 def test_every_upstream_path_is_served(client: TestClient) -> None:
