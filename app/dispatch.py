@@ -125,11 +125,11 @@ def review_admission(
 def _admit(uid: str, inp: AdmissionInput, mutating: bool, ctx: AdmissionContext) -> AdmissionResponse:
     """The handler's answer; raises :class:`InvalidRequest` for an object of the wrong types and
     :class:`InternalError` when the handler fails."""
-    # A validating handler reads ``spec_decodes``; a mutating one has no use for it.
-    problem = _type_problem(inp, decodes=not mutating)
+    problem = _type_problem(inp)
     if problem is not None:
         # The operator decodes objects into typed structs first: a value of the wrong JSON
-        # type is refused with a 400 before any rule runs.
+        # type, or one its Go type's own decoder refuses, is answered with a 400 before any rule
+        # runs.
         raise InvalidRequest(problem)
     try:
         handler = kinds.default if mutating else kinds.validate
@@ -146,11 +146,11 @@ def _admit(uid: str, inp: AdmissionInput, mutating: bool, ctx: AdmissionContext)
         raise InternalError(f"internal error: {type(exc).__name__}: {exc}") from exc
 
 
-def _type_problem(inp: AdmissionInput, field_name: str = "object", *, decodes: bool = False) -> str | None:
-    """The first wrongly typed value of the request's ``object`` (checked up front; with
-    ``decodes`` this also sets ``inp.spec_decodes``) or of its stored ``oldObject`` (already
-    passed the apiserver's schema validation, so only examined when a handler could not
-    process the request)."""
+def _type_problem(inp: AdmissionInput, field_name: str = "object") -> str | None:
+    """The first problem of the request's ``object`` (checked up front, values Go parses itself
+    included, :func:`~app.schema.check_object`; this also sets ``inp.spec_decodes``) or the first
+    wrongly typed value of its stored ``oldObject`` (already passed the apiserver's schema
+    validation, so only examined when a handler could not process the request)."""
     if inp.operation not in ("CREATE", "UPDATE") or inp.sub_resource:
         return None
     if inp.expected_gvk is not None and inp.expected_gvk != inp.kind:
@@ -161,7 +161,7 @@ def _type_problem(inp: AdmissionInput, field_name: str = "object", *, decodes: b
     api_version = str(obj.get("apiVersion") or inp.kind.api_version)
     kind = str(obj.get("kind") or inp.kind.kind)
     root = f"request.{field_name}"
-    if not decodes:
+    if field_name != "object":
         return first_type_error(obj, api_version, kind, root)
     problem, inp.spec_decodes = check_object(obj, api_version, kind, root)
     return problem

@@ -18,12 +18,23 @@ struct and field path Go prints). An int-or-string field takes an int32. The num
 as it was parsed: an integer literal beyond 64 bits reaches this service as the nearest double
 (as the apiserver would re-send it), and is printed as that double's integer value.
 
-The same walk also tells whether an object's ``spec`` **decodes as it is**
-(:func:`check_object`): every member it holds is one its schema names (exactly, as written), no
-number is a float where Go wants an integer, no list element or map value of an object type is
-null, and every value Go parses itself (the skeleton's
-``k``: quantities, times, durations, base64 bytes) parses with the operator's own leaf decoder
-(:mod:`gocompat.leaves`), so the conversion's decode of that spec cannot fail
+The walk of an admission request's object (:func:`check_object`) also parses every value Go
+parses itself (the skeleton's ``k``: quantities, times, durations, base64 bytes) with the
+operator's own leaf decoder (:mod:`gocompat.leaves`). One that does not parse is a problem, told
+in that decoder's words, as Go's ``UnmarshalJSON`` returns them and controller-runtime answers
+them (400): ``quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'``,
+``parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"``, ``time: invalid
+duration "x"``. Two differences from Go remain, both in which 400 is told: Go stops at such a
+value and reports it even after a type mismatch earlier in the document, where this walk reports
+the mismatch it met first; and a ``null`` where Go wants a non-pointer duration (which Go refuses
+with ``time: invalid duration ""``) passes, as the skeletons do not tell pointers apart. A
+ConversionReview's objects are not parsed here: their conversion decodes them and fails with the
+conversion's own message.
+
+The same walk also tells whether an object's ``spec`` **decodes as it is**: every member it
+holds is one its schema names (exactly, as written), no number is a float where Go wants an
+integer, and no list element or map value of an object type is null (every self-parsed value
+parses, or the object has a problem), so the conversion's decode of that spec cannot fail
 (``tests/app/test_schema_decodes.py`` proves it, leaf by leaf and on generated specs). The
 v1alpha1 compatibility pass of a v1beta1 request relies on it (:mod:`validation.alpha`).
 """
@@ -91,6 +102,11 @@ _ACCEPTED: dict[str, frozenset[type]] = {
 }
 
 
+# A problem: its text, and whether that text is complete (Go's decoder message, which names the
+# field itself) rather than to be prefixed with the path.
+_Problem = tuple[str, bool]
+
+
 class _Decodes:
     """Whether the values walked so far decode as they are (see the module's notes)."""
 
@@ -100,19 +116,34 @@ class _Decodes:
         self.ok = True
 
 
-def _decodes(node: _Node, value: Any) -> bool:
-    """Whether a value of the right JSON type (or null) at ``node`` decodes as it is."""
+def _null_decodes(node: _Node) -> bool:
+    """Whether ``null`` at ``node`` decodes as it is (a self-parsed leaf may refuse it)."""
+    parsed = node.parsed
+    if parsed is None:
+        return True
+    try:
+        parsed.null_view()
+    except (Abort, Mismatch):
+        return False
+    return True
+
+
+def _leaf_problem(node: _Node, value: Any, dec: _Decodes) -> _Problem | None:
+    """Go's decoder message for a value (not null, of an accepted type) that the Go leaf at
+    ``node`` parses itself and that does not parse; ``dec`` is told of a float where Go wants an
+    integer, and of a value whose JSON type the leaf's own decoder refuses."""
     parsed = node.parsed
     if parsed is not None:
         try:
-            if value is None:
-                parsed.null_view()
-            else:
-                parsed.view(value)
-        except (Abort, Mismatch):
-            return False
-        return True
-    return not (type(value) is float and node.accepted is not None and float not in node.accepted)
+            parsed.view(value)
+        except Abort as exc:
+            return str(exc), True
+        except Mismatch:
+            dec.ok = False
+        return None
+    if type(value) is float and node.accepted is not None and float not in node.accepted:
+        dec.ok = False
+    return None
 
 
 _FLOAT32_MAX = 3.4028234663852886e38
@@ -124,11 +155,6 @@ _BOUNDS: dict[str, _Bounds] = {
     "uint": (0, 2**64 - 1),
     "float32": (-_FLOAT32_MAX, _FLOAT32_MAX),
 }
-
-
-# A problem: its text, and whether that text is complete (Go's decoder message, which names the
-# field itself) rather than to be prefixed with the path.
-_Problem = tuple[str, bool]
 
 
 def _out_of_range(node: _Node, value: Any) -> _Problem | None:
@@ -205,7 +231,7 @@ def _check(value: Any, node: _Node, dec: _Decodes | None = None) -> tuple[list[s
             if child is None:
                 # A null member is an absent one; a null map value of an object type, as a null
                 # list element below, is not vouched for.
-                if dec is not None and ((sub is extra and not sub.leaf) or not _decodes(sub, None)):
+                if dec is not None and ((sub is extra and not sub.leaf) or not _null_decodes(sub)):
                     dec.ok = False
                 continue
             if sub.leaf:
@@ -217,8 +243,10 @@ def _check(value: Any, node: _Node, dec: _Decodes | None = None) -> tuple[list[s
                     problem = _problem(sub, child)
                     if problem is not None:
                         return [key], problem
-                if dec is not None and (sub.parsed is not None or child_type is float) and not _decodes(sub, child):
-                    dec.ok = False
+                if dec is not None and (sub.parsed is not None or child_type is float):
+                    problem = _leaf_problem(sub, child, dec)
+                    if problem is not None:
+                        return [key], problem
                 continue
             found = _check(child, sub, dec)
             if found is not None:
@@ -232,7 +260,7 @@ def _check(value: Any, node: _Node, dec: _Decodes | None = None) -> tuple[list[s
         elements: list[Any] = value
         for index, child in enumerate(elements):
             if child is None:
-                if dec is not None and (not items.leaf or not _decodes(items, None)):
+                if dec is not None and (not items.leaf or not _null_decodes(items)):
                     dec.ok = False
                 continue
             if items.leaf:
@@ -244,8 +272,10 @@ def _check(value: Any, node: _Node, dec: _Decodes | None = None) -> tuple[list[s
                     problem = _problem(items, child)
                     if problem is not None:
                         return [index], problem
-                if dec is not None and (items.parsed is not None or child_type is float) and not _decodes(items, child):
-                    dec.ok = False
+                if dec is not None and (items.parsed is not None or child_type is float):
+                    problem = _leaf_problem(items, child, dec)
+                    if problem is not None:
+                        return [index], problem
                 continue
             found = _check(child, items, dec)
             if found is not None:
@@ -280,19 +310,21 @@ def first_type_error(obj: Any, api_version: str, kind: str, root: str = "") -> s
 
 
 def check_object(obj: Any, api_version: str, kind: str, root: str = "") -> tuple[str | None, bool]:
-    """(:func:`first_type_error`, whether the object's ``spec`` decodes as it is: see the
-    module's notes; False when there is a problem, no schema or no ``spec`` object)."""
+    """(the first problem of an admission request's object, whether its ``spec`` decodes as it
+    is). A problem is what :func:`first_type_error` finds, or a value Go parses itself that does
+    not parse, answered with that parser's message (see the module's notes). The second answer is
+    False when there is a problem, no schema or no ``spec`` object."""
     node = _compiled(api_version, kind)
     if node is None or not isinstance(obj, dict):
         return first_type_error(obj, api_version, kind, root), False
     # Root member by member, so that only the spec tells ``dec``.
-    dec = _Decodes()
+    dec, elsewhere = _Decodes(), _Decodes()
     members: dict[str, Any] = obj
     spec_seen = False
     for key, child in members.items():
         spec = key == "spec"
         spec_seen = spec_seen or (spec and isinstance(child, dict))
-        found = _check({key: child}, node, dec if spec else None)
+        found = _check({key: child}, node, dec if spec else elsewhere)
         if found is not None:
             return _text(found, root), False
     return None, spec_seen and dec.ok

@@ -7,6 +7,10 @@ Proved leaf by leaf (every value of the v1beta1 DGD and DCD schemas under ``spec
 values of every JSON type and of every self-parsed form, good and bad, and every object given a
 member its schema does not name, exactly or in another case) and on generated specs that combine
 them. The tests also show it is not vacuous: good values are vouched for, bad ones are not.
+
+The same placements prove the other answer a self-parsed value gets: when the check finds one that
+does not parse (a 400, in its decoder's words), the conversion's decode of that object fails too,
+with that text. Then its use: answers of whole reviews, mutating and validating.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -26,6 +31,7 @@ from conversion.payloads import decode_root
 from conversion.v1alpha1 import dcd as dcd_spoke
 from conversion.v1alpha1 import dgd as dgd_spoke
 from conversion.v1alpha1.component.schemas import canon_beta_shared
+from gocompat.errors import GoTypeError
 
 B1 = "nvidia.com/v1beta1"
 ALPHA = "nvidia.com/v1alpha1"
@@ -98,7 +104,9 @@ def _object(kind: str, spec: Any) -> dict[str, Any]:
 
 
 def _vouched(obj: dict[str, Any]) -> bool:
-    """check_object's "spec decodes"; when it says so, the conversion of the object succeeds."""
+    """check_object's "spec decodes"; when it says so, the conversion of the object succeeds.
+    When it finds a value Go parses itself that does not parse, the conversion's decode fails
+    too, with the same text."""
     problem, decodes = check_object(obj, B1, obj["kind"])
     if decodes:
         assert problem is None
@@ -106,7 +114,25 @@ def _vouched(obj: dict[str, Any]) -> bool:
             _decode(obj)
         except ConversionError as exc:
             pytest.fail(f"vouched for, yet the conversion fails: {exc}: {obj}")
+    elif problem is not None and _is_parse_problem(problem) and _distinct_names(obj):
+        with pytest.raises((ConversionError, GoTypeError)) as refused:
+            _decode(obj)
+        assert problem in str(refused.value), (problem, obj)
     return decodes
+
+
+def _is_parse_problem(problem: str) -> bool:
+    """A leaf decoder's message, not a type problem (``…: expected string, got number``) nor a
+    number out of its Go type's range (``json: cannot unmarshal number …``)."""
+    return ": expected " not in problem and not problem.startswith("json: ")
+
+
+def _distinct_names(obj: dict[str, Any]) -> bool:
+    components = obj["spec"].get("components") if isinstance(obj.get("spec"), dict) else None
+    if not isinstance(components, list):
+        return True
+    names = [c.get("name") for c in components if isinstance(c, dict)]
+    return len(set(map(str, names))) == len(names)
 
 
 def _decode(obj: dict[str, Any]) -> None:
@@ -254,9 +280,93 @@ def test_a_migrated_update_whose_spec_decodes_is_validated_without_a_view(monkey
     review = payloads.dgd_migrated_update()
     outcome = review_admission(review, "validate", AdmissionContext())
     assert outcome.allowed and built == []
-    # A quantity that does not parse: the view is built and its conversion error answers, as before.
+    # A quantity that does not parse: Go's decode of the object refuses it (400, its decoder's
+    # words) before any rule or view.
     containers = review["request"]["object"]["spec"]["components"][1]["podTemplate"]["spec"]["containers"]
     containers[0]["resources"]["limits"]["nvidia.com/gpu"] = "abc"
     outcome = review_admission(review, "validate", AdmissionContext())
-    assert len(built) == 1
-    assert outcome.code == 403 and "failed to reconstruct compatibility view: quantities must match" in outcome.message
+    assert built == []
+    assert outcome.code == 400 and outcome.message == (
+        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    )
+
+
+# --- values Go parses itself, refused as Go refuses them ------------------------------------------------
+
+QUANTITY_TEXT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+
+def _answer(review: dict[str, Any], review_type: str) -> Any:
+    from app.dispatch import review_admission
+    from domain.admission import AdmissionContext
+
+    return review_admission(review, review_type, AdmissionContext())  # type: ignore[arg-type]
+
+
+def _epp(review: dict[str, Any], threshold: Any) -> None:
+    component = review["request"]["object"]["spec"]["components"][0]
+    component["eppConfig"] = {"config": {"saturationDetector": {"metricsStalenessThreshold": threshold}}}
+
+
+@pytest.mark.parametrize("review_type", ["validate", "mutate"])
+def test_a_value_its_go_type_refuses_is_answered_400_in_go_s_words(review_type: str) -> None:
+    from bench import payloads
+
+    build = payloads.dgd_native_update if review_type == "validate" else payloads.dgd_migrated_create
+    # a quantity (which the CRD's pattern also refuses, after the mutating webhooks)
+    review = build()
+    containers = review["request"]["object"]["spec"]["components"][1]["podTemplate"]["spec"]["containers"]
+    containers[0]["resources"]["limits"]["nvidia.com/gpu"] = "1 GPU"
+    outcome = _answer(review, review_type)
+    assert (outcome.allowed, outcome.code, outcome.message) == (False, 400, QUANTITY_TEXT)
+    assert orjson.loads(outcome.body)["response"]["status"] == {"code": 400, "message": QUANTITY_TEXT}
+    # a duration, which the CRD leaves a plain string: only the decode refuses it
+    review = build()
+    _epp(review, "5 minutes")
+    outcome = _answer(review, review_type)
+    assert (outcome.code, outcome.message) == (400, 'time: unknown unit " minutes" in duration "5 minutes"')
+    review = build()
+    _epp(review, "5m")
+    assert _answer(review, review_type).allowed
+    # a time in the status
+    review = build()
+    review["request"]["object"]["status"] = {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "today"}]}
+    outcome = _answer(review, review_type)
+    assert (outcome.code, outcome.message) == (
+        400,
+        'parsing time "today" as "2006-01-02T15:04:05Z07:00": cannot parse "today" as "2006"',
+    )
+
+
+def test_a_type_problem_met_first_is_the_one_told() -> None:
+    # Go would report the quantity (its decoder stops decoding); both answers are a 400.
+    from bench import payloads
+
+    review = payloads.dgd_native_update()
+    components = review["request"]["object"]["spec"]["components"]
+    components[0]["replicas"] = "two"
+    components[1]["podTemplate"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "x"
+    outcome = _answer(review, "validate")
+    assert outcome.code == 400 and outcome.message.endswith("components[0].replicas: expected integer, got string")
+
+
+def test_a_stored_object_and_a_conversion_review_are_not_parsed_here() -> None:
+    # The old object passed the API server's validation; a ConversionReview's objects are
+    # decoded by their conversion, which fails with its own message.
+    from app.dispatch import review_conversion
+    from bench import payloads
+
+    review = payloads.dgd_native_update()
+    _epp_old = review["request"]["oldObject"]["spec"]["components"][0]
+    _epp_old["eppConfig"] = {"config": {"saturationDetector": {"metricsStalenessThreshold": "soon"}}}
+    assert _answer(review, "validate").allowed
+    obj = payloads.dgd_native_update()["request"]["object"]
+    _epp({"request": {"object": obj}}, "soon")
+    conversion = review_conversion(
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "ConversionReview",
+            "request": {"uid": "c", "desiredAPIVersion": ALPHA, "objects": [obj]},
+        }
+    )
+    assert not conversion.allowed and 'time: invalid duration "soon"' in conversion.message
