@@ -138,8 +138,11 @@ def _check_depth(doc: Any) -> None:
         raise BadRequest(f"JSON nesting deeper than {MAX_DEPTH} levels")
 
 
-#: Bodies up to this size have their brackets counted before their depth is checked.
-_COUNTED_BODY = 64 * 1024
+#: Bodies up to this size have their brackets counted before their depth is checked. Reviews of
+#: Dynamo objects hold about one opening bracket in 30 bytes (a DGD UPDATE with managedFields:
+#: 237 in 7 KiB), so a larger body would almost never pass the count, which then only adds to
+#: its depth check (4 µs on that UPDATE, beside the check's 8.5 µs).
+_COUNTED_BODY = 32 * MAX_DEPTH
 #: Every byte but the two that open a container: what :func:`_few_brackets` deletes.
 _NOT_OPENING = bytes(b for b in range(256) if b not in b"{[")
 

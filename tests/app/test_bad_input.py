@@ -302,7 +302,7 @@ def test_depth_check_of_any_document(doc: Any, depth: int) -> None:
 
 @pytest.mark.parametrize("as_dict", [False, True])
 @pytest.mark.parametrize("depth", [1, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 300])
-@pytest.mark.parametrize("padding", ["", "[{" * 40, "x" * 70_000])
+@pytest.mark.parametrize("padding", ["", "[{" * 40, "x" * 3_000, "x" * 5_000, "x" * 70_000])
 def test_parsing_refuses_exactly_the_deep_documents(as_dict: bool, depth: int, padding: str) -> None:
     # Brackets in a string count toward the quick count, not the depth; a large body is checked
     # without counting.
