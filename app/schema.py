@@ -128,18 +128,31 @@ def _null_decodes(node: _Node) -> bool:
     return True
 
 
+#: Values seen to parse, with their leaf and JSON type: a leaf's parse depends on nothing else, and
+#: an object's quantities and times are the same few strings from one review of it to the next.
+_PARSE: set[tuple[Any, type, Any]] = set()
+_PARSE_SIZE = 4096
+
+
 def _leaf_problem(node: _Node, value: Any, dec: _Decodes) -> _Problem | None:
     """Go's decoder message for a value (not null, of an accepted type) that the Go leaf at
     ``node`` parses itself and that does not parse; ``dec`` is told of a float where Go wants an
     integer, and of a value whose JSON type the leaf's own decoder refuses."""
     parsed = node.parsed
     if parsed is not None:
+        key = (parsed, type(value), value)
+        if key in _PARSE:
+            return None
         try:
             parsed.view(value)
         except Abort as exc:
             return str(exc), True
         except Mismatch:
             dec.ok = False
+            return None
+        if len(_PARSE) >= _PARSE_SIZE:
+            _PARSE.clear()
+        _PARSE.add(key)
         return None
     if type(value) is float and node.accepted is not None and float not in node.accepted:
         dec.ok = False

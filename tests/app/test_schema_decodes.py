@@ -370,3 +370,16 @@ def test_a_stored_object_and_a_conversion_review_are_not_parsed_here() -> None:
         }
     )
     assert not conversion.allowed and 'time: invalid duration "soon"' in conversion.message
+
+
+def test_values_seen_to_parse_are_remembered_without_changing_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app import schema
+
+    monkeypatch.setattr(schema, "_PARSE", set())
+    monkeypatch.setattr(schema, "_PARSE_SIZE", 2)
+    path = _leaves("DynamoComponentDeployment", "quantity")[0]
+    for value in ["1", "x", "1", 1, "2Gi", "x", 2.0, "3", "1", "1 GPU"]:
+        problem, _ = check_object(_object("DynamoComponentDeployment", _place(path, value)), B1, "DynamoComponentDeployment")
+        assert (problem == QUANTITY_TEXT) is (value in ("x", "1 GPU")), value
+        assert len(schema._PARSE) <= 2
+    assert all(key[2] not in ("x", "1 GPU") for key in schema._PARSE)  # only what parsed is kept
