@@ -217,9 +217,10 @@ def _check(value: Any, node: _Node, dec: _Decodes | None = None) -> tuple[list[s
     """None when ``value`` fits ``node``; else (reversed path segments, problem). Paths are only
     built on the way back from a failure, so a clean object costs no string work; a value of an
     accepted type costs no call either when it has no bounds or is an integer within them
-    (``_problem`` is only asked about the others). ``dec``: told when a value walked would not
-    decode as it is (a member the schema does not name, a float for an integer, a self-parsed
-    value that does not parse, a null list element or map value of an object type)."""
+    (``_problem`` is only asked about the others). With ``dec``, every self-parsed value is
+    parsed too, one that does not parse being a problem, and ``dec`` is told when a value walked
+    would not decode as it is (a member the schema does not name, a float for an integer, a null
+    the leaf refuses, a null list element or map value of an object type)."""
     accepted, bounds, kind = node.accepted, node.bounds, type(value)
     if (accepted is not None and kind not in accepted) or (
         bounds is not None and (kind is float or (kind is int and not bounds[0] <= value <= bounds[1]))
