@@ -243,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     scenarios = [sc for sc in SCENARIOS if not wanted or sc.name in wanted]
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    # Where the servers and the load generator run: what the report says is what the run does.
+    split = cpu_split()
+    server_cpus, loadgen_cpus = split if split is not None else (None, None)
     results: dict[str, Any] = {
         "meta": {
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -251,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             "loadavg_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
             "python": platform.python_version(),
             "build": build_kind(),
-            "pinned": _pinning_text(cpu_split()),
+            "pinned": _pinning_text(split),
             "duration": args.duration,
             "latency_duration": latency_duration(args.duration),
             "rounds": args.rounds,
@@ -266,8 +269,6 @@ def main(argv: list[str] | None = None) -> int:
         cert_dir = work / "certs"
         cafile = ensure_certs(cert_dir)
         log("starting dynamo-webhook serve (1 worker), its floor (no rules) and the echo server")
-        split = cpu_split()
-        server_cpus, loadgen_cpus = split if split is not None else (None, None)
         with (
             start_webhook(cert_dir, work, cpus=server_cpus) as webhook,
             start_echo(cert_dir, work, cpus=server_cpus) as echo,
