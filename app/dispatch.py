@@ -56,6 +56,9 @@ class Outcome:
     warnings: int
     conversions: list[tuple[str, str]]  # (kind, "v1alpha1->v1beta1")
     response: Any
+    #: The answer in pieces, when it is sent as they are (a large ConversionReview's); ``body``
+    #: is then empty. See :meth:`pieces`.
+    parts: list[bytes] | None
 
     def __init__(
         self,
@@ -72,6 +75,7 @@ class Outcome:
         warnings: int = 0,
         conversions: list[tuple[str, str]] | None = None,
         response: Any = None,
+        parts: list[bytes] | None = None,
     ) -> None:
         self.body = body
         self.uid = uid
@@ -86,6 +90,11 @@ class Outcome:
         self.warnings = warnings
         self.conversions = [] if conversions is None else conversions
         self.response = response
+        self.parts = parts
+
+    def pieces(self) -> list[bytes]:
+        """The answer's bytes in the order they are sent (their join is the whole answer)."""
+        return self.parts if self.parts is not None else [self.body]
 
 
 # --------------------------------------------------------------------------- admission
@@ -206,35 +215,37 @@ def _restore_metadata(src: dict[str, Any], out: dict[str, Any]) -> None:
     out["metadata"] = merged
 
 
+def convert_one(obj: Any, index: int, desired: str) -> tuple[dict[str, Any], tuple[str, str]]:
+    """Object ``index`` of a review converted to ``desired``, with its (kind,
+    "v1alpha1->v1beta1"); a failure raises :class:`ConversionFailure` naming the object (the
+    converter's own text first, as upstream prints it)."""
+    if not isinstance(obj, dict):
+        raise ConversionFailure(f"objects[{index}]: expected a JSON object, got {json_type(obj)}")
+    problem = first_type_error(obj, str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+    if problem is not None:
+        # Typed decoding fails before any conversion runs (and a converter could otherwise
+        # drop a field it cannot read).
+        raise ConversionFailure(f"{problem} ({describe_object(obj, index)})")
+    try:
+        out = kinds.convert(without_managed_fields(obj), desired)
+    except Exception as exc:
+        if isinstance(exc, ConversionError):
+            raise ConversionFailure(f"{exc} ({describe_object(obj, index)})") from exc
+        log.error(
+            "converter failed",
+            extra={"object": describe_object(obj, index), "error": repr(exc), "traceback": traceback.format_exc()},
+        )
+        raise ConversionFailure(f"internal error occurred during conversion ({describe_object(obj, index)})") from exc
+    if out is not obj:
+        _restore_metadata(obj, out)
+    source = str(obj.get("apiVersion", "")).rpartition("/")[2]
+    return out, (str(obj.get("kind", "")), f"{source}->{desired.rpartition('/')[2]}")
+
+
 def _converted(objects: list[Any], desired: str) -> Iterator[tuple[dict[str, Any], tuple[str, str]]]:
-    """Each object converted, with its (kind, "v1alpha1->v1beta1"), in order; the first failure
-    raises :class:`ConversionFailure` naming the object (the converter's own text first, as
-    upstream prints it)."""
-    target = desired.rpartition("/")[2]
+    """Each object converted (:func:`convert_one`), in order; the first failure raises."""
     for index, obj in enumerate(objects):
-        if not isinstance(obj, dict):
-            raise ConversionFailure(f"objects[{index}]: expected a JSON object, got {json_type(obj)}")
-        problem = first_type_error(obj, str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
-        if problem is not None:
-            # Typed decoding fails before any conversion runs (and a converter could otherwise
-            # drop a field it cannot read).
-            raise ConversionFailure(f"{problem} ({describe_object(obj, index)})")
-        try:
-            out = kinds.convert(without_managed_fields(obj), desired)
-        except Exception as exc:
-            if isinstance(exc, ConversionError):
-                raise ConversionFailure(f"{exc} ({describe_object(obj, index)})") from exc
-            log.error(
-                "converter failed",
-                extra={"object": describe_object(obj, index), "error": repr(exc), "traceback": traceback.format_exc()},
-            )
-            raise ConversionFailure(
-                f"internal error occurred during conversion ({describe_object(obj, index)})"
-            ) from exc
-        if out is not obj:
-            _restore_metadata(obj, out)
-        source = str(obj.get("apiVersion", "")).rpartition("/")[2]
-        yield out, (str(obj.get("kind", "")), f"{source}->{target}")
+        yield convert_one(obj, index, desired)
 
 
 def convert_objects(objects: list[Any], desired: str) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:

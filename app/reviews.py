@@ -125,7 +125,7 @@ def _encoder_refuses(doc: Any) -> bool | None:
     return False
 
 
-def _check_depth(doc: Any) -> None:
+def check_depth(doc: Any) -> None:
     """Reject absurdly nested documents before any recursive code sees them.
 
     orjson's encoder is a depth-limited walk in C, four times as fast as :func:`_within` on a
@@ -147,7 +147,7 @@ _COUNTED_BODY = 32 * MAX_DEPTH
 _NOT_OPENING = bytes(b for b in range(256) if b not in b"{[")
 
 
-def parse_json(body: bytes) -> Any:
+def parse_json(body: bytes | bytearray) -> Any:
     if not body:
         raise BadRequest("request body is empty")
     try:
@@ -155,11 +155,11 @@ def parse_json(body: bytes) -> Any:
     except orjson.JSONDecodeError as exc:
         raise BadRequest(f"request body is not valid JSON: {exc}") from None
     if isinstance(doc, (dict, list)) and not _few_brackets(body):
-        _check_depth(doc)
+        check_depth(doc)
     return doc
 
 
-def _few_brackets(body: bytes) -> bool:
+def _few_brackets(body: bytes | bytearray) -> bool:
     """Whether a small body opens at most MAX_DEPTH containers in all, so it cannot nest deeper
     (each level opens one; a bracket in a string only adds to the count). Counting is cheaper
     than the depth check for a small review; a large one is checked without counting. The count
@@ -479,9 +479,22 @@ def conversion_review(
 _NO_OBJECTS = b'"convertedObjects":[]'
 
 
-def conversion_review_encoded(api_version: str, uid: str, converted: list[bytes]) -> bytes:
-    """The successful ConversionReview of objects already encoded one by one: the same bytes as
+def conversion_review_parts(api_version: str, uid: str, pieces: list[bytes]) -> list[bytes]:
+    """The successful ConversionReview of objects already encoded, in parts: ``pieces`` each
+    hold encoded objects joined by commas. The join of the parts is the same bytes as
     :func:`conversion_review` of the decoded objects (orjson writes a list as its items joined by
     commas; the marker cannot occur inside the uid or apiVersion, whose quotes are escaped)."""
     empty = conversion_review(api_version, uid, [])
-    return empty.replace(_NO_OBJECTS, b'"convertedObjects":[' + b",".join(converted) + b"]", 1)
+    cut = empty.index(_NO_OBJECTS) + len(_NO_OBJECTS) - 1
+    parts = [empty[:cut]]
+    for index, piece in enumerate(pieces):
+        if index:
+            parts.append(b",")
+        parts.append(piece)
+    parts.append(empty[cut:])
+    return parts
+
+
+def conversion_review_encoded(api_version: str, uid: str, converted: list[bytes]) -> bytes:
+    """The successful ConversionReview of objects already encoded one by one, in one piece."""
+    return b"".join(conversion_review_parts(api_version, uid, [b",".join(converted)] if converted else []))

@@ -23,6 +23,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app import memory
+from app.conversion_stream import review_conversion_body
 from app.deadlines import BodyDeadlines
 from app.dispatch import Outcome, review_admission, review_conversion
 from app.errors import BadRequest
@@ -36,7 +37,9 @@ from domain.admission import AdmissionContext
 log = logging.getLogger("dynamo_webhook.review")
 REVIEW_LOG = ReviewLog("dynamo_webhook.review")
 
-#: Bodies larger than this are handled off the event loop so they do not stall small reviews.
+#: Bodies larger than this are handled off the event loop so they do not stall small reviews,
+#: and a ConversionReview that large is read one object at a time (:mod:`app.conversion_stream`;
+#: a smaller one is decoded whole, which is quicker for a few objects and gives the same answer).
 OFFLOAD_BYTES = 256 * 1024
 
 
@@ -78,7 +81,12 @@ def _body_headers(scope: Scope) -> tuple[str | None, str | None]:
     return content_type, content_length
 
 
-async def _read_body(receive: Receive, declared: str | None, limit: int, deadlines: BodyDeadlines) -> bytes:
+async def _read_body(
+    receive: Receive, declared: str | None, limit: int, deadlines: BodyDeadlines, grow: bool = False
+) -> bytes | bytearray:
+    """The request body, within ``limit`` bytes and the body deadline. ``grow``: gathered into
+    one growing buffer (a large one grows in place, so a 64 MiB body is held once, where
+    joining its chunks would hold it twice)."""
     if declared is not None:
         try:
             if int(declared) > limit:
@@ -86,6 +94,7 @@ async def _read_body(receive: Receive, declared: str | None, limit: int, deadlin
         except ValueError:
             raise BadRequest("invalid Content-Length header") from None
     chunks: list[bytes] = []
+    buffer = bytearray()
     size = 0
     read = deadlines.start()
     try:
@@ -99,7 +108,10 @@ async def _read_body(receive: Receive, declared: str | None, limit: int, deadlin
             size += len(chunk)
             if size > limit:
                 raise BadRequest(f"request body exceeds the limit of {limit} bytes", 413)
-            chunks.append(chunk)
+            if grow:
+                buffer += chunk
+            else:
+                chunks.append(chunk)
             if not message.get("more_body", False):
                 break
     except asyncio.CancelledError:
@@ -108,7 +120,7 @@ async def _read_body(receive: Receive, declared: str | None, limit: int, deadlin
         raise
     finally:
         deadlines.finish(read)
-    return b"".join(chunks)
+    return buffer if grow else b"".join(chunks)
 
 
 async def _answer(send: Send, status: int, body: bytes, json: bool = True) -> None:
@@ -118,6 +130,18 @@ async def _answer(send: Send, status: int, body: bytes, json: bool = True) -> No
         headers.append((b"content-type", b"application/json"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _answer_parts(send: Send, parts: list[bytes]) -> None:
+    """Send a 200 JSON answer held in parts, one body message each, letting go of each part once
+    sent (the server waits for the client to take what it was sent before the next one)."""
+    total = sum(len(part) for part in parts)
+    headers = [(b"content-length", b"%d" % total), (b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    last = len(parts) - 1
+    for index in range(len(parts)):
+        part, parts[index] = parts[index], b""
+        await send({"type": "http.response.body", "body": part, "more_body": index < last})
 
 
 ReviewEndpoint = Callable[[Scope, Receive, Send], Coroutine[Any, Any, None]]
@@ -139,11 +163,14 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
             return review_conversion(doc)
         return review_admission(doc, route.type, state.admission, route.expected_gvk)
 
-    def decode_and_answer(body: bytes) -> Outcome:
+    def decode_and_answer(body: bytes | bytearray) -> Outcome:
         return answer(parse_json(body))
 
-    def answer_large(body: bytes) -> Outcome:
-        outcome = decode_and_answer(body)  # the decoded review is garbage from here on
+    def answer_large(body: bytes | bytearray) -> Outcome:
+        # A ConversionReview is read one object at a time (app.conversion_stream); an
+        # AdmissionReview decoded whole, which is garbage once answered.
+        streamed = route.type == "convert"
+        outcome = review_conversion_body(body) if streamed else decode_and_answer(body)
         memory.release()
         return outcome
 
@@ -157,12 +184,13 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
                     f"unsupported Content-Type {content_type!r}: expected application/json",
                     415,
                 )
-            body = await _read_body(receive, declared, limit, deadlines)
+            body = await _read_body(receive, declared, limit, deadlines, grow=route.type == "convert")
             if len(body) > OFFLOAD_BYTES:
                 async with large_reviews:
                     outcome = await anyio.to_thread.run_sync(answer_large, body)
             else:
                 outcome = decode_and_answer(body)
+            del body  # not held while the answer is sent
         except BadRequest as exc:
             tally.rejected(exc.code, bad_request=True)
             log.warning("request rejected", extra={"webhook": path, "code": exc.code, "error": exc.message})
@@ -179,7 +207,10 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
             _record(tally, route.type, outcome, elapsed)
         except Exception as exc:  # observability must never fail a review
             log.error("recording a review failed", extra={"webhook": path, "error": repr(exc)})
-        await _answer(send, 200, outcome.body)
+        if outcome.parts is not None:
+            await _answer_parts(send, outcome.parts)
+        else:
+            await _answer(send, 200, outcome.body)
 
     return endpoint
 

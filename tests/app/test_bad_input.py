@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from app.errors import BadRequest
-from app.reviews import MAX_DEPTH, _check_depth, _few_brackets, _within, parse_json
+from app.reviews import MAX_DEPTH, _few_brackets, _within, check_depth, parse_json
 from tests.app.conftest import JSON_HEADERS, admission_review, make_client
 
 
@@ -263,7 +263,7 @@ def _nested(depth: int, innermost: Any, as_dict: bool) -> Any:
 
 def _refused(doc: Any) -> bool:
     try:
-        _check_depth(doc)
+        check_depth(doc)
     except BadRequest as exc:
         assert exc.message == f"JSON nesting deeper than {MAX_DEPTH} levels"
         return True

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Any
 
 import httpx
 import orjson
@@ -23,8 +22,9 @@ def test_large_reviews_are_answered_one_at_a_time(monkeypatch: pytest.MonkeyPatc
     lock = threading.Lock()
     running, most, threads = 0, 0, set()
 
-    def slow_review(doc: Any) -> Outcome:
+    def slow_review(body: bytes | bytearray) -> Outcome:
         nonlocal running, most
+        doc = orjson.loads(body)
         with lock:
             running += 1
             most = max(most, running)
@@ -34,7 +34,7 @@ def test_large_reviews_are_answered_one_at_a_time(monkeypatch: pytest.MonkeyPatc
             running -= 1
         return Outcome(orjson.dumps({"uid": doc["request"]["uid"]}), uid=doc["request"]["uid"], operation="CONVERT")
 
-    monkeypatch.setattr(routes, "review_conversion", slow_review)
+    monkeypatch.setattr(routes, "review_conversion_body", slow_review)
     padding = {"kind": "Padding", "data": "x" * OFFLOAD_BYTES}
     bodies = [orjson.dumps(conversion_review([padding], uid=f"u{i}")) for i in range(3)]
     assert all(len(b) > OFFLOAD_BYTES for b in bodies)
