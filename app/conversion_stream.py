@@ -7,8 +7,9 @@ Here the body is walked without being decoded (:mod:`app.jsonscan`): the envelop
 members are decoded and checked as :mod:`app.reviews` checks a decoded review, the span of each
 of ``request.objects`` is noted, and then each object is decoded, converted and encoded on its
 own (:func:`app.dispatch.convert_one`), so that only the body, one object and the encoded answer
-are held. The answer is kept as pieces of about :data:`PIECE_BYTES` and sent as they are
-(:attr:`app.dispatch.Outcome.parts`), never joined into one copy.
+are held. The answer is kept as pieces of about :data:`PIECE_BYTES`, packed past
+:data:`PACK_AFTER_BYTES`, and sent as they are (:attr:`app.dispatch.Outcome.parts`), never
+joined into one copy.
 
 The answer is the one :func:`app.dispatch.review_conversion` gives for the decoded body, byte for
 byte (``tests/app/test_conversion_stream.py`` holds the two to each other), with the same
@@ -44,6 +45,8 @@ from app.jsonscan import (
 )
 from app.reviews import (
     MAX_DEPTH,
+    Packed,
+    Part,
     check_depth,
     conversion_input,
     conversion_review,
@@ -54,6 +57,11 @@ from app.reviews import (
 #: Encoded objects are joined into pieces of about this many bytes (a piece is sent as one body
 #: message; joining more would only copy more at once).
 PIECE_BYTES = 1024 * 1024
+#: Once the pieces held come to this many bytes, each further piece is held packed
+#: (:class:`~app.reviews.Packed`): the answer of a 64 MiB review is about 80 MiB encoded, which
+#: would double what the review holds; packed, it is a tenth of that. Smaller answers do not pay
+#: for packing.
+PACK_AFTER_BYTES = 8 * 1024 * 1024
 
 
 class _Envelope:
@@ -165,6 +173,12 @@ def _check_rest(buf: Buffer, spans: array[int] | None, first: int) -> None:
         _object(buf, spans, index)
 
 
+def _piece(batch: list[bytes], held: int) -> Part:
+    """Encoded objects joined into one piece, packed once ``held`` bytes are held before it."""
+    piece = b",".join(batch)
+    return Packed(piece) if held >= PACK_AFTER_BYTES else piece
+
+
 def review_conversion_body(body: Buffer) -> Outcome:
     """Answer one ConversionReview body. Raises ``BadRequest`` when it is no review."""
     if not body:
@@ -183,9 +197,9 @@ def review_conversion_body(body: Buffer) -> Outcome:
     try:
         desired, listed = conversion_input(env)
         count = len(spans) // 2 if spans is not None else len(listed)
-        pieces: list[bytes] = []
+        pieces: list[Part] = []
         batch: list[bytes] = []
-        batch_bytes = 0
+        batch_bytes = held = 0
         done: list[tuple[str, str]] = []
         while index < count:
             obj = _object(body, spans, index) if spans is not None else listed[index]
@@ -199,11 +213,12 @@ def review_conversion_body(body: Buffer) -> Outcome:
             done.append(direction)
             index += 1
             if batch_bytes >= PIECE_BYTES:
-                pieces.append(b",".join(batch))
+                pieces.append(_piece(batch, held))
+                held += batch_bytes
                 batch.clear()
                 batch_bytes = 0
         if batch:
-            pieces.append(b",".join(batch))
+            pieces.append(_piece(batch, held))
     except ReviewFailure as exc:
         _check_rest(body, spans, decoded)
         return Outcome(

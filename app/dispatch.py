@@ -20,6 +20,7 @@ import kinds
 from app.errors import ConversionFailure, InternalError, InvalidRequest, ReviewFailure
 from app.reviews import (
     AdmissionResponse,
+    Part,
     admission_input,
     admission_response,
     admission_review,
@@ -29,6 +30,7 @@ from app.reviews import (
     denial,
     read_admission_review,
     read_conversion_review,
+    unpacked,
 )
 from app.schema import check_object, first_type_error
 from conversion.errors import ConversionError
@@ -56,9 +58,9 @@ class Outcome:
     warnings: int
     conversions: list[tuple[str, str]]  # (kind, "v1alpha1->v1beta1")
     response: Any
-    #: The answer in pieces, when it is sent as they are (a large ConversionReview's); ``body``
+    #: The answer in parts, when it is sent as they are (a large ConversionReview's); ``body``
     #: is then empty. See :meth:`pieces`.
-    parts: list[bytes] | None
+    parts: list[Part] | None
 
     def __init__(
         self,
@@ -75,7 +77,7 @@ class Outcome:
         warnings: int = 0,
         conversions: list[tuple[str, str]] | None = None,
         response: Any = None,
-        parts: list[bytes] | None = None,
+        parts: list[Part] | None = None,
     ) -> None:
         self.body = body
         self.uid = uid
@@ -94,7 +96,7 @@ class Outcome:
 
     def pieces(self) -> list[bytes]:
         """The answer's bytes in the order they are sent (their join is the whole answer)."""
-        return self.parts if self.parts is not None else [self.body]
+        return [unpacked(part) for part in self.parts] if self.parts is not None else [self.body]
 
 
 # --------------------------------------------------------------------------- admission

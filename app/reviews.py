@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import binascii
 import threading
+import zlib
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
@@ -479,14 +480,40 @@ def conversion_review(
 _NO_OBJECTS = b'"convertedObjects":[]'
 
 
-def conversion_review_parts(api_version: str, uid: str, pieces: list[bytes]) -> list[bytes]:
+class Packed:
+    """A part of an answer held compressed (zlib, its fastest level) until it is sent: encoded
+    Kubernetes objects of one list shrink about tenfold, and take a few milliseconds per MiB to
+    pack and unpack. ``size``: its length unpacked."""
+
+    __slots__ = ("data", "size")
+
+    def __init__(self, raw: bytes) -> None:
+        self.data = zlib.compress(raw, 1)
+        self.size = len(raw)
+
+    def unpack(self) -> bytes:
+        return zlib.decompress(self.data)
+
+
+Part = bytes | Packed
+
+
+def part_size(part: Part) -> int:
+    return part.size if isinstance(part, Packed) else len(part)
+
+
+def unpacked(part: Part) -> bytes:
+    return part.unpack() if isinstance(part, Packed) else part
+
+
+def conversion_review_parts(api_version: str, uid: str, pieces: list[Part]) -> list[Part]:
     """The successful ConversionReview of objects already encoded, in parts: ``pieces`` each
     hold encoded objects joined by commas. The join of the parts is the same bytes as
     :func:`conversion_review` of the decoded objects (orjson writes a list as its items joined by
     commas; the marker cannot occur inside the uid or apiVersion, whose quotes are escaped)."""
     empty = conversion_review(api_version, uid, [])
     cut = empty.index(_NO_OBJECTS) + len(_NO_OBJECTS) - 1
-    parts = [empty[:cut]]
+    parts: list[Part] = [empty[:cut]]
     for index, piece in enumerate(pieces):
         if index:
             parts.append(b",")
@@ -497,4 +524,5 @@ def conversion_review_parts(api_version: str, uid: str, pieces: list[bytes]) -> 
 
 def conversion_review_encoded(api_version: str, uid: str, converted: list[bytes]) -> bytes:
     """The successful ConversionReview of objects already encoded one by one, in one piece."""
-    return b"".join(conversion_review_parts(api_version, uid, [b",".join(converted)] if converted else []))
+    pieces: list[Part] = [b",".join(converted)] if converted else []
+    return b"".join(map(unpacked, conversion_review_parts(api_version, uid, pieces)))

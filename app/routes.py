@@ -28,7 +28,7 @@ from app.deadlines import BodyDeadlines
 from app.dispatch import Outcome, review_admission, review_conversion
 from app.errors import BadRequest
 from app.observability import ReviewLog, multiprocess_metrics
-from app.reviews import parse_json
+from app.reviews import Part, parse_json, part_size, unpacked
 from app.settings import Settings
 from app.tally import PathTally
 from app.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
@@ -85,16 +85,18 @@ async def _read_body(
     receive: Receive, declared: str | None, limit: int, deadlines: BodyDeadlines, grow: bool = False
 ) -> bytes | bytearray:
     """The request body, within ``limit`` bytes and the body deadline. ``grow``: gathered into
-    one growing buffer (a large one grows in place, so a 64 MiB body is held once, where
-    joining its chunks would hold it twice)."""
+    one buffer, of the declared length from the start (a body joined from its chunks, or grown
+    by copies, is held twice at the end of its read: 128 MiB for a 64 MiB ConversionReview)."""
+    length = -1
     if declared is not None:
         try:
-            if int(declared) > limit:
-                raise BadRequest(f"request body of {declared} bytes exceeds the limit of {limit} bytes", 413)
+            length = int(declared)
         except ValueError:
             raise BadRequest("invalid Content-Length header") from None
+        if length > limit:
+            raise BadRequest(f"request body of {declared} bytes exceeds the limit of {limit} bytes", 413)
     chunks: list[bytes] = []
-    buffer = bytearray()
+    buffer = bytearray(length if grow and length > 0 else 0)
     size = 0
     read = deadlines.start()
     try:
@@ -108,8 +110,8 @@ async def _read_body(
             size += len(chunk)
             if size > limit:
                 raise BadRequest(f"request body exceeds the limit of {limit} bytes", 413)
-            if grow:
-                buffer += chunk
+            if grow:  # in place within the declared length, growing the buffer past it
+                buffer[size - len(chunk) : size] = chunk
             else:
                 chunks.append(chunk)
             if not message.get("more_body", False):
@@ -120,7 +122,10 @@ async def _read_body(
         raise
     finally:
         deadlines.finish(read)
-    return buffer if grow else b"".join(chunks)
+    if grow:
+        del buffer[size:]  # shorter than declared: the server has already refused that
+        return buffer
+    return b"".join(chunks)
 
 
 async def _answer(send: Send, status: int, body: bytes, json: bool = True) -> None:
@@ -132,16 +137,22 @@ async def _answer(send: Send, status: int, body: bytes, json: bool = True) -> No
     await send({"type": "http.response.body", "body": body})
 
 
-async def _answer_parts(send: Send, parts: list[bytes]) -> None:
-    """Send a 200 JSON answer held in parts, one body message each, letting go of each part once
-    sent (the server waits for the client to take what it was sent before the next one)."""
-    total = sum(len(part) for part in parts)
+async def _answer_parts(send: Send, parts: list[Part]) -> None:
+    """Send a 200 JSON answer held in parts, one body message each (a packed part unpacked just
+    before), letting go of each part once sent. After each part the event loop gets a turn: the
+    coalescing transport (:mod:`app.transport`) then passes the part on, and once the
+    connection's buffer is full the server's flow control makes the next ``send`` wait for the
+    client, so that only about one part is unpacked and buffered at a time."""
+    total = sum(part_size(part) for part in parts)
     headers = [(b"content-length", b"%d" % total), (b"content-type", b"application/json")]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     last = len(parts) - 1
     for index in range(len(parts)):
-        part, parts[index] = parts[index], b""
+        part = unpacked(parts[index])
+        parts[index] = b""
         await send({"type": "http.response.body", "body": part, "more_body": index < last})
+        del part
+        await asyncio.sleep(0)
 
 
 ReviewEndpoint = Callable[[Scope, Receive, Send], Coroutine[Any, Any, None]]
@@ -209,6 +220,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
             log.error("recording a review failed", extra={"webhook": path, "error": repr(exc)})
         if outcome.parts is not None:
             await _answer_parts(send, outcome.parts)
+            memory.release()  # the body and the answer are gone now
         else:
             await _answer(send, 200, outcome.body)
 
