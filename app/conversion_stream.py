@@ -28,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from app.bignumbers import loads_with_big_numbers, refused_for_a_number
 from app.dispatch import Outcome, convert_one
 from app.errors import BadRequest, ReviewFailure
 from app.jsonscan import (
@@ -151,17 +152,31 @@ def _bad_json(exc: ScanError) -> BadRequest:
 OBJECT_DEPTH = MAX_DEPTH - 3
 
 
-def _object(buf: Buffer, spans: array[int], index: int) -> Any:
-    """Object ``index``, decoded, and checked for depth (a span the walk found by its guess was
-    not): one that opens no more containers than it may nest is not counted."""
-    start, end = spans[2 * index], spans[2 * index + 1]
+def _decode(buf: Buffer, start: int, end: int) -> tuple[Any, bool]:
+    """The value in ``buf[start:end]``, and whether it holds numbers past a double's range
+    (:mod:`app.bignumbers`); not JSON: the 400."""
+    view = memoryview(buf)[start:end]
     try:
-        obj = loads(buf, start, end)
-    except ScanError as exc:
-        raise _bad_json(exc) from None
+        return orjson.loads(view), False
+    except orjson.JSONDecodeError as exc:
+        if not refused_for_a_number(exc):
+            raise _bad_json(ScanError(str(exc), start + exc.pos)) from None
+        try:
+            return loads_with_big_numbers(view, exc), True
+        except orjson.JSONDecodeError as again:
+            raise _bad_json(ScanError(str(again), start + again.pos)) from None
+    finally:
+        view.release()
+
+
+def _object(buf: Buffer, spans: array[int], index: int) -> tuple[Any, bool]:
+    """Object ``index`` (:func:`_decode`), checked for depth (a span the walk found by its guess
+    was not; one that opens no more containers than it may nest is not counted)."""
+    start, end = spans[2 * index], spans[2 * index + 1]
+    found = _decode(buf, start, end)
     if buf.count(b"{", start, end) + buf.count(b"[", start, end) > OBJECT_DEPTH:
-        check_depth([[[obj]]])
-    return obj
+        check_depth([[[found[0]]]])
+    return found
 
 
 def _check_rest(buf: Buffer, spans: array[int] | None, first: int) -> None:
@@ -202,9 +217,9 @@ def review_conversion_body(body: Buffer) -> Outcome:
         batch_bytes = held = 0
         done: list[tuple[str, str]] = []
         while index < count:
-            obj = _object(body, spans, index) if spans is not None else listed[index]
+            obj, big_numbers = _object(body, spans, index) if spans is not None else (listed[index], False)
             decoded += 1
-            out, direction = convert_one(obj, index, desired)
+            out, direction = convert_one(obj, index, desired, big_numbers)
             del obj
             encoded = orjson.dumps(out)
             del out

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import orjson
 
 import kinds
+from app.bignumbers import MarkedDict, first_out_of_range, out_of_range_text
 from app.errors import ConversionFailure, InternalError, InvalidRequest, ReviewFailure
 from app.reviews import (
     AdmissionResponse,
@@ -111,7 +112,7 @@ def review_admission(
     inp: AdmissionInput | None = None
     try:
         inp = admission_input(env, expected_gvk)
-        response = _admit(env.uid, inp, review_type == "mutate", ctx)
+        response = _admit(env.uid, inp, review_type == "mutate", ctx, type(doc) is MarkedDict)
     except ReviewFailure as exc:
         response = denial(env.uid, exc.message, exc.code)
     request = env.request
@@ -133,10 +134,15 @@ def review_admission(
     )
 
 
-def _admit(uid: str, inp: AdmissionInput, mutating: bool, ctx: AdmissionContext) -> AdmissionResponse:
+def _admit(
+    uid: str, inp: AdmissionInput, mutating: bool, ctx: AdmissionContext, big_numbers: bool = False
+) -> AdmissionResponse:
     """The handler's answer; raises :class:`InvalidRequest` for an object of the wrong types and
-    :class:`InternalError` when the handler fails."""
+    :class:`InternalError` when the handler fails. ``big_numbers``: the review holds numbers past
+    a double's range (:mod:`app.bignumbers`), which no object may hold."""
     problem = _type_problem(inp)
+    if problem is None and big_numbers:
+        problem = _big_number(inp.object, "request.object") or _big_number(inp.old_object, "request.oldObject")
     if problem is not None:
         # The operator decodes objects into typed structs first: a value of the wrong JSON
         # type, or one its Go type's own decoder refuses, is answered with a 400 before any rule
@@ -178,6 +184,12 @@ def _type_problem(inp: AdmissionInput, field_name: str = "object") -> str | None
     return problem
 
 
+def _big_number(obj: Any, root: str) -> str | None:
+    """The refusal of the first number past a double's range in ``obj`` (None: it holds none)."""
+    found = first_out_of_range(obj, root)
+    return None if found is None else out_of_range_text(*found)
+
+
 def object_name(obj: Any) -> str:
     """``metadata.name`` of a request's object, else its ``generateName`` ("" when neither)."""
     if isinstance(obj, dict):
@@ -217,13 +229,18 @@ def _restore_metadata(src: dict[str, Any], out: dict[str, Any]) -> None:
     out["metadata"] = merged
 
 
-def convert_one(obj: Any, index: int, desired: str) -> tuple[dict[str, Any], tuple[str, str]]:
+def convert_one(
+    obj: Any, index: int, desired: str, big_numbers: bool = False
+) -> tuple[dict[str, Any], tuple[str, str]]:
     """Object ``index`` of a review converted to ``desired``, with its (kind,
     "v1alpha1->v1beta1"); a failure raises :class:`ConversionFailure` naming the object (the
-    converter's own text first, as upstream prints it)."""
+    converter's own text first, as upstream prints it). ``big_numbers``: the object may hold
+    numbers past a double's range (:mod:`app.bignumbers`), which fail its decode."""
     if not isinstance(obj, dict):
         raise ConversionFailure(f"objects[{index}]: expected a JSON object, got {json_type(obj)}")
     problem = first_type_error(obj, str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+    if problem is None and big_numbers:
+        problem = _big_number(obj, "")
     if problem is not None:
         # Typed decoding fails before any conversion runs (and a converter could otherwise
         # drop a field it cannot read).
@@ -244,10 +261,12 @@ def convert_one(obj: Any, index: int, desired: str) -> tuple[dict[str, Any], tup
     return out, (str(obj.get("kind", "")), f"{source}->{desired.rpartition('/')[2]}")
 
 
-def _converted(objects: list[Any], desired: str) -> Iterator[tuple[dict[str, Any], tuple[str, str]]]:
+def _converted(
+    objects: list[Any], desired: str, big_numbers: bool = False
+) -> Iterator[tuple[dict[str, Any], tuple[str, str]]]:
     """Each object converted (:func:`convert_one`), in order; the first failure raises."""
     for index, obj in enumerate(objects):
-        yield convert_one(obj, index, desired)
+        yield convert_one(obj, index, desired, big_numbers)
 
 
 def convert_objects(objects: list[Any], desired: str) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
@@ -269,7 +288,7 @@ def review_conversion(doc: Any) -> Outcome:
         # converted objects as Python values beside the decoded ones (half the peak memory).
         encoded: list[bytes] = []
         done: list[tuple[str, str]] = []
-        for out, direction in _converted(objects, desired):
+        for out, direction in _converted(objects, desired, type(doc) is MarkedDict):
             encoded.append(orjson.dumps(out))
             done.append(direction)
     except ReviewFailure as exc:

@@ -24,6 +24,8 @@ from typing import Any
 
 import orjson
 
+from app.bignumbers import loads_with_big_numbers, refused_for_a_number
+
 Buffer = bytes | bytearray
 
 #: Whitespace between tokens (JSON's four characters).
@@ -292,12 +294,20 @@ def members(
 
 
 def loads(buf: Buffer, start: int, end: int) -> Any:
-    """The value in ``buf[start:end]``, decoded by orjson (a problem: :class:`ScanError` at
-    ``start`` with orjson's words)."""
+    """The value in ``buf[start:end]``, decoded by orjson, numbers past a double's range
+    included (:mod:`app.bignumbers`); a problem: :class:`ScanError` with orjson's words."""
+    view = memoryview(buf)[start:end]
     try:
-        return orjson.loads(memoryview(buf)[start:end])
+        return orjson.loads(view)
     except orjson.JSONDecodeError as exc:
+        if refused_for_a_number(exc):
+            try:
+                return loads_with_big_numbers(view, exc)
+            except orjson.JSONDecodeError as again:
+                exc = again
         raise ScanError(str(exc), start + exc.pos) from None
+    finally:
+        view.release()
 
 
 def validate(buf: Buffer, start: int, end: int, depth: int) -> None:

@@ -46,6 +46,7 @@ import json
 from importlib import resources
 from typing import Any
 
+from app.bignumbers import OutOfRange
 from gocompat.errors import Abort, Mismatch, unmarshal_text
 from gocompat.jsonvalue import json_type
 from gocompat.leaves import PARSED_NODES
@@ -208,9 +209,16 @@ def _wrong(node: _Node, value: Any) -> bool:
 
 
 def _problem(node: _Node, value: Any) -> _Problem | None:
+    if type(value) is OutOfRange and node.expected in _NUMBERS:
+        where, go_type = node.go
+        return unmarshal_text(f"number {value.literal}", go_type or "float64", where or None), True
     if _wrong(node, value):
         return f"expected {node.expected}, got {json_type(value)}", False
     return _out_of_range(node, value) if node.bounds is not None else None
+
+
+#: The schema types a number may take (a number past a double's range is refused in Go's words there).
+_NUMBERS = frozenset({"number", "integer", "int-or-string"})
 
 
 def _check(value: Any, node: _Node, dec: _Decodes | None = None) -> tuple[list[str | int], _Problem] | None:
