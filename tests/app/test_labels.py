@@ -1,13 +1,15 @@
 """The review metrics' label values (app/labels.py): the registry's kinds, the five operations,
 the directions between served versions and the service's status codes are themselves; anything
 else is ``other``. Through the app: thousands of reviews of made-up kinds and operations leave
-``/metrics`` the size it was."""
+``/metrics`` the size it was, and the review log line carries what they said, cut."""
 
 from __future__ import annotations
 
 import json
+import logging
 import random
 import string
+from typing import Any
 
 import pytest
 from prometheus_client import REGISTRY
@@ -16,6 +18,7 @@ from starlette.testclient import TestClient
 import kinds
 from app import labels
 from app.labels import OTHER
+from app.observability import LOG_DETAIL_CHARS, LOG_VALUE_CHARS
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
 
 
@@ -95,3 +98,37 @@ def test_made_up_reviews_leave_the_metrics_the_size_they_were(client: TestClient
     # Only the counts' digits grow; each made-up value as a series would take about 500 bytes.
     assert after - before < 2048, (before, after)
     assert REGISTRY.get_sample_value("dynamo_webhook_admission_reviews_total", other) == counted + 1000
+
+
+def _review_line(client: TestClient, review: dict[str, Any], caplog: pytest.LogCaptureFixture) -> dict[str, Any]:
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="dynamo_webhook.review"):
+        resp = client.post("/validate", content=json.dumps(review), headers=JSON_HEADERS)
+    assert resp.status_code == 200
+    (record,) = [r for r in caplog.records if r.getMessage() == "review"]
+    return vars(record)
+
+
+def test_the_log_line_carries_a_made_up_value_cut(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    kept = LOG_VALUE_CHARS - 1
+    review = admission_review(operation="P" * 100_000, uid="u" * 5000)
+    review["request"]["kind"]["kind"] = "K" * 100_000
+    line = _review_line(client, review, caplog)
+    assert line["uid"] == "u" * kept + "…"
+    assert line["kind"] == "K" * kept + "…"
+    assert line["operation"] == "P" * kept + "…"
+    # The denial quotes the operation whole (as the answer does); the line carries it cut.
+    assert len(line["detail"]) == LOG_DETAIL_CHARS and line["detail"].startswith("request.operation: ")
+    review = admission_review(operation="CREATE")
+    review["request"]["kind"]["kind"] = "K" * 100_000
+    review["request"]["name"] = "n" * 5000
+    line = _review_line(client, review, caplog)
+    assert line["kind"] == "K" * kept + "…"
+    assert line["object"] == ("ns/" + "n" * 5000)[:kept] + "…"
+
+
+def test_short_values_are_logged_whole(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    line = _review_line(client, admission_review(operation="CREATE", uid="u-short"), caplog)
+    assert (line["uid"], line["kind"], line["operation"], line["object"]) == (
+        "u-short", "DynamoGraphDeploymentScalingAdapter", "CREATE", "ns/a"
+    )
