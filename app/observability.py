@@ -180,6 +180,22 @@ class TextFormatter(logging.Formatter):
         return f"{base} {extras}".rstrip()
 
 
+#: The longest value of a request's own field (uid, kind, operation, object) a log line carries.
+LOG_VALUE_CHARS = 256
+#: The longest message (a denial's, a refusal's) a log line carries: a rule's message names
+#: every field it found wrong, and a message may quote a value of the request.
+LOG_DETAIL_CHARS = 4096
+
+
+def log_value(value: str, limit: int = LOG_VALUE_CHARS) -> str:
+    """``value`` as a log line carries it: at most ``limit`` characters, a longer one cut and
+    ended with an ellipsis. A log line is no metric label, so it keeps what the request said, but
+    a made-up value must not make it any size."""
+    if len(value) <= limit:
+        return value
+    return value[: limit - 1] + "…"
+
+
 class ReviewLog:
     """The one log line per answered review (logger ``dynamo_webhook.review``, message ``review``).
 

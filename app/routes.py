@@ -27,7 +27,7 @@ from app.conversion_stream import review_conversion_body
 from app.deadlines import BodyDeadlines
 from app.dispatch import Outcome, review_admission, review_conversion
 from app.errors import BadRequest
-from app.observability import ReviewLog, multiprocess_metrics
+from app.observability import LOG_DETAIL_CHARS, LOG_VALUE_CHARS, ReviewLog, log_value, multiprocess_metrics
 from app.reviews import Part, parse_json, part_size, unpacked
 from app.settings import Settings
 from app.tally import PathTally
@@ -204,7 +204,10 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
             del body  # not held while the answer is sent
         except BadRequest as exc:
             tally.rejected(exc.code, bad_request=True)
-            log.warning("request rejected", extra={"webhook": path, "code": exc.code, "error": exc.message})
+            log.warning(
+                "request rejected",
+                extra={"webhook": path, "code": exc.code, "error": log_value(exc.message, LOG_DETAIL_CHARS)},
+            )
             await _answer(send, exc.code, orjson.dumps({"error": exc.message, "code": exc.code}))
             return
         except ClientDisconnect:
@@ -243,22 +246,29 @@ def _record(tally: PathTally, review_type: ReviewType, outcome: Outcome, elapsed
         tally.conversion(elapsed, outcome.conversions if outcome.allowed else None)
     else:
         tally.admission(elapsed, outcome.kind, outcome.operation, outcome.allowed, outcome.code)
+    uid, kind, operation = outcome.uid, outcome.kind, outcome.operation
+    obj = "" if review_type == "convert" else (
+        f"{outcome.namespace}/{outcome.name}" if outcome.namespace else outcome.name
+    )
+    if len(uid) + len(kind) + len(operation) + len(obj) > LOG_VALUE_CHARS:
+        # Only then can one of the request's values be longer than the line carries.
+        uid, kind, operation, obj = log_value(uid), log_value(kind), log_value(operation), log_value(obj)
     extra: dict[str, Any] = {
         "webhook": tally.path,
-        "uid": outcome.uid,
-        "kind": outcome.kind,
-        "operation": outcome.operation,
+        "uid": uid,
+        "kind": kind,
+        "operation": operation,
         "allowed": outcome.allowed,
         "duration_ms": round(elapsed * 1000, 3),
     }
     if review_type == "convert":
         extra["objects"] = len(outcome.conversions)
     else:
-        extra["object"] = f"{outcome.namespace}/{outcome.name}" if outcome.namespace else outcome.name
+        extra["object"] = obj
         extra["patched"] = outcome.patched
     if not outcome.allowed:
         extra["code"] = outcome.code
-        extra["detail"] = outcome.message
+        extra["detail"] = log_value(outcome.message, LOG_DETAIL_CHARS)
     REVIEW_LOG.info(extra)
 
 

@@ -17,6 +17,10 @@ When publishing happens:
 * **several worker processes** (``PROMETHEUS_MULTIPROC_DIR``): after each review, and the
   in-flight gauge on each change, as before: the supervisor reads the workers' metric files,
   and nothing in a worker runs when it does.
+
+Each review is counted under its label values (:mod:`app.labels`), not under what its request
+said, so neither the counts here nor the series they become grow with made-up kinds and
+operations.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import bisect
 import threading
 from typing import Any
 
+from app.labels import ADMISSION_KEYS, CONVERSION_KEYS, admission_key, code_label, conversion_key
 from app.observability import (
     ADMISSIONS,
     BAD_REQUESTS,
@@ -52,12 +57,12 @@ class PathTally:
         self.each_review = multiprocess_metrics() if each_review is None else each_review
         self.in_flight = 0
         self._lock = threading.Lock()
-        self._codes: dict[int, int] = {}
-        self._rejected: dict[int, int] = {}
+        self._codes: dict[str, int] = {}
+        self._rejected: dict[str, int] = {}
         self._buckets = [0] * len(_BOUNDS)
         self._sum = 0.0
         self._admissions: dict[tuple[str, str, bool], int] = {}
-        self._denials: dict[tuple[str, str, int], int] = {}
+        self._denials: dict[tuple[str, str, str], int] = {}
         self._conversions: dict[tuple[str, str], int] = {}
         self._conversion_failures = 0
         self._pending = False  # anything counted since the last publish
@@ -84,18 +89,19 @@ class PathTally:
         """An HTTP 200 answer after ``seconds`` (the caller holds the lock)."""
         self._pending = True
         codes = self._codes
-        codes[200] = codes.get(200, 0) + 1
+        codes["200"] = codes.get("200", 0) + 1
         self._buckets[bisect.bisect_left(_BOUNDS, seconds)] += 1
         self._sum += seconds
 
     def admission(self, seconds: float, kind: str, operation: str, allowed: bool, code: int) -> None:
         """An AdmissionReview answered after ``seconds`` (``code``: its denial's)."""
+        key = (kind, operation, allowed)
+        key = ADMISSION_KEYS.get(key) or admission_key(key)
         with self._lock:
             self._answered(seconds)
-            key = (kind, operation, allowed)
             self._admissions[key] = self._admissions.get(key, 0) + 1
             if not allowed:
-                denial = (kind, operation, code)
+                denial = (key[0], key[1], code_label(code))
                 self._denials[denial] = self._denials.get(denial, 0) + 1
         if self.each_review:
             self.publish()
@@ -109,18 +115,21 @@ class PathTally:
                 self._conversion_failures += 1
             else:
                 conversions = self._conversions
+                known = CONVERSION_KEYS.get
                 for key in converted:
+                    key = known(key) or conversion_key(key)
                     conversions[key] = conversions.get(key, 0) + 1
         if self.each_review:
             self.publish()
 
     def rejected(self, code: int, *, bad_request: bool) -> None:
         """A request answered ``code`` without a review (``bad_request``: counted as rejected too)."""
+        label = code_label(code)
         with self._lock:
             self._pending = True
-            self._codes[code] = self._codes.get(code, 0) + 1
+            self._codes[label] = self._codes.get(label, 0) + 1
             if bad_request:
-                self._rejected[code] = self._rejected.get(code, 0) + 1
+                self._rejected[label] = self._rejected.get(label, 0) + 1
         if self.each_review:
             self.publish()
 
@@ -149,9 +158,9 @@ class PathTally:
             failures, self._conversion_failures = self._conversion_failures, 0
         path = self.path
         for code, n in codes.items():
-            self._child(REQUESTS, path, str(code)).inc(n)
+            self._child(REQUESTS, path, code).inc(n)
         for code, n in rejected.items():
-            self._child(BAD_REQUESTS, path, str(code)).inc(n)
+            self._child(BAD_REQUESTS, path, code).inc(n)
         if any(buckets):
             # What Histogram.observe does for each value: the sum, then the first bucket whose
             # bound is not below it (the exposition makes the buckets cumulative).
@@ -162,7 +171,7 @@ class PathTally:
         for (kind, operation, allowed), n in admissions.items():
             self._child(ADMISSIONS, path, kind, operation, str(allowed).lower()).inc(n)
         for (kind, operation, code), n in denials.items():
-            self._child(DENIALS, path, kind, operation, str(code)).inc(n)
+            self._child(DENIALS, path, kind, operation, code).inc(n)
         for (kind, direction), n in conversions.items():
             self._child(CONVERSIONS, kind, direction).inc(n)
         if failures:

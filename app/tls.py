@@ -9,12 +9,17 @@ fails to load and is ignored (the old certificate stays, the error is logged and
 Change detection is a cheap ``stat`` of both files (following symlinks, so the kubelet's
 ``..data`` symlink swap of a mounted Secret is seen) every ``interval`` seconds, plus a content
 digest so an unchanged rewrite does not rebuild the context.
+
+The certificate gauges (ready, leaf and CA expiry) are read off the pair that is served, on each
+load, and set on each check (:mod:`certs.served`): they tell what a client gets in every cert
+mode, and in each worker process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import hashlib
 import logging
 import os
@@ -24,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.observability import CERT_RELOADS
+from certs import pki
+from certs.files import CA_CRT, read_optional
+from certs.served import ServedCert, publish, read_served
 
 log = logging.getLogger("dynamo_webhook.tls")
 
@@ -64,7 +72,11 @@ class CertReloader:
     def __init__(self, cert_file: Path, key_file: Path, interval: float = 2.0) -> None:
         self.cert_file = Path(cert_file)
         self.key_file = Path(key_file)
+        #: The CA bundle beside the pair (``ca.crt``), where the served certificate's CA is looked up.
+        self.ca_file = self.cert_file.parent / CA_CRT
         self.interval = interval
+        #: What the certificate gauges report: the served certificate (None until one is loaded).
+        self.served: ServedCert | None = None
         self._current: ssl.SSLContext | None = None
         self._snapshot: _Snapshot | None = None
         self.server_context = new_server_context()
@@ -84,7 +96,14 @@ class CertReloader:
 
     def load(self) -> bool:
         """Load the pair if it changed. Returns True when a new certificate is now served.
-        Raises on the first load (nothing to fall back to); later failures are logged."""
+        Raises on the first load (nothing to fall back to); later failures are logged. Either way
+        the certificate gauges are set for the pair served after it."""
+        try:
+            return self._load()
+        finally:
+            publish(self.served, dt.datetime.now(dt.UTC))
+
+    def _load(self) -> bool:
         try:
             stat_key = self._stat_key()
         except OSError as exc:
@@ -117,12 +136,24 @@ class CertReloader:
         if first:
             self.server_context.load_cert_chain(self.cert_file, self.key_file)
         self._current = ctx
+        self.served = self._read_served(cert_pem)
         self._snapshot = _Snapshot(stat_key, digest)
         self.loaded = True
         CERT_RELOADS.labels("initial" if first else "reloaded").inc()
         if not first:
             log.info("serving certificate reloaded", extra={"cert_file": str(self.cert_file)})
         return True
+
+    def _read_served(self, cert_pem: bytes) -> ServedCert | None:
+        try:
+            ca_pem = read_optional(self.ca_file)
+        except OSError:
+            ca_pem = None
+        try:
+            return read_served(cert_pem, ca_pem)
+        except pki.CertError as exc:  # load_pair took it: not expected
+            log.error("served certificate unreadable for its metrics", extra={"error": str(exc)})
+            return None
 
     async def watch(self, stop: asyncio.Event | None = None) -> None:
         """Poll for changes until ``stop`` is set (or forever)."""

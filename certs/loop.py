@@ -260,7 +260,6 @@ class Reconciler:
                 log.warning("certificate reconcile failed: %s", "; ".join(result.errors))
             for change in result.changes:
                 log.info("certificate reconcile: %s", change)
-            metrics.READY.set(1 if self.ready() else 0)
             self.last_result = result
             self.passes += 1
             return result
@@ -278,9 +277,7 @@ class Reconciler:
         if certs.generated:
             metrics.ROTATIONS.labels(kind="leaf").inc()
             result.changes.append(f"generated a self-signed serving certificate in {cfg.cert_dir}")
-        cert = certs.cert_path.read_bytes()
-        self._pair = (cert, certs.key_path.read_bytes())
-        self._observe_expiry(cert, certs.ca_path.read_bytes())
+        self._pair = (certs.cert_path.read_bytes(), certs.key_path.read_bytes())
 
     def _reconcile_cluster(self, result: ReconcileResult) -> None:
         cfg = self.config
@@ -307,7 +304,6 @@ class Reconciler:
         crt, key = data.get(files.TLS_CRT, b""), data.get(files.TLS_KEY, b"")
         if crt and key and pki.key_matches_cert(crt, key):
             self._pair = (crt, key)
-            self._observe_expiry(crt, ca_pem)
         if not ca_pem.strip():
             if writer or cfg.mode == CertMode.MANUAL:
                 result.errors.append(
@@ -544,7 +540,7 @@ class Reconciler:
             return
         raise ApiError(409, "Conflict", f"CRD {name} kept changing")
 
-    # --- files, readiness, metrics -----------------------------------------------------------------
+    # --- files, readiness --------------------------------------------------------------------------
 
     def _write_files(self, crt: bytes, key: bytes, ca_pem: bytes, result: ReconcileResult) -> None:
         cfg = self.config
@@ -571,15 +567,6 @@ class Reconciler:
             return pki.valid_pair(pair[0], pair[1], now=now)
         except pki.CertError:
             return False
-
-    def _observe_expiry(self, crt: bytes, ca_pem: bytes) -> None:
-        now = self.clock()
-        try:
-            metrics.LEAF_EXPIRY_SECONDS.set((pki.not_after(crt) - now).total_seconds())
-            if ca_pem.strip():
-                metrics.CA_EXPIRY_SECONDS.set((pki.not_after(ca_pem) - now).total_seconds())
-        except pki.CertError:
-            return
 
     # --- background loop ---------------------------------------------------------------------------
 

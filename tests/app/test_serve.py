@@ -1,9 +1,12 @@
 """A real ``dynamo-webhook serve`` subprocess: HTTPS with its generated CA, the printed curl
-line, TLS/ALPN policy, metrics on the plain port, and cert hot reload under traffic."""
+line, TLS/ALPN policy, metrics on the plain port, cert hot reload under traffic, and the
+certificate gauges telling the certificate served (dev mode, and ``--workers 2`` in dev mode and
+in auto mode against the in-process fake API)."""
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 import shutil
@@ -18,8 +21,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from prometheus_client.parser import text_string_to_metric_families
 
 from certs import pki
+from tests.certs.conftest import NAMESPACE, SERVICE, secret_data, seed
+from tests.fakekube.fixtures import fake_kube, kubeconfig_path
+from tests.fakekube.server import FakeKube
+
+__all__ = ["fake_kube", "kubeconfig_path"]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXE = Path(sys.executable).parent / "dynamo-webhook"
@@ -195,3 +205,96 @@ def test_prints_a_ready_to_paste_curl_line(tmp_path: Path) -> None:
     assert "-H 'Content-Type: application/json'" in line
     example = line.split("@", 1)[1].split()[0]
     assert (ROOT / example).exists() or Path(example).exists()
+
+
+# ------------------------------------------------------------------ certificate gauges
+
+CERT_GAUGES = ("ready", "leaf_expiry_seconds", "ca_expiry_seconds")
+
+
+def _cert_gauges(srv: Server) -> dict[str, float]:
+    """The certificate gauges on the plain metrics port (those present)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{srv.metrics_port}/metrics", timeout=5) as resp:
+        text = resp.read().decode()
+    names = {f"dynamo_webhook_cert_{name}": name for name in CERT_GAUGES}
+    return {
+        names[sample.name]: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name in names
+    }
+
+
+def _seconds_left(when: dt.datetime) -> float:
+    return (when - dt.datetime.now(dt.UTC)).total_seconds()
+
+
+def _served_not_after(srv: Server) -> dt.datetime:
+    return x509.load_der_x509_certificate(srv.peer_cert()).not_valid_after_utc
+
+
+def _wait_for_gauges(srv: Server, leaf: dt.datetime, ca: dt.datetime, timeout: float = 60) -> dict[str, float]:
+    """The gauges once they tell a ready pair whose leaf and CA expire at ``leaf`` and ``ca``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        gauges = _cert_gauges(srv)
+        if (
+            gauges.get("ready") == 1
+            and abs(gauges.get("leaf_expiry_seconds", 0) - _seconds_left(leaf)) < 10
+            and abs(gauges.get("ca_expiry_seconds", 0) - _seconds_left(ca)) < 10
+        ):
+            return gauges
+        assert time.monotonic() < deadline, (gauges, srv.log_path.read_text()[-3000:])
+        time.sleep(0.2)
+
+
+def test_dev_mode_gauges_tell_the_served_certificate(server: Server) -> None:
+    ca = pki.not_after((server.cert_dir / "ca.crt").read_bytes())
+    gauges = _wait_for_gauges(server, _served_not_after(server), ca, timeout=5)
+    assert gauges["leaf_expiry_seconds"] > 300 * 86400  # a fresh certificate, not 0
+    # A shorter-lived pair written into the cert dir: once served, it is the one told.
+    signing = pki.KeyPair((server.cert_dir / "ca.crt").read_bytes(), (server.cert_dir / "ca.key").read_bytes())
+    short = pki.generate_serving_cert(signing, ["localhost"], ["127.0.0.1"], valid_days=20)
+    staging = server.cert_dir.parent / "staging-gauges"
+    staging.mkdir(exist_ok=True)
+    for name, pem in (("tls.key", short.key_pem), ("tls.crt", short.cert_pem)):
+        (staging / name).write_bytes(pem)
+        os.replace(staging / name, server.cert_dir / name)
+    _wait_for_gauges(server, pki.not_after(short.cert_pem), ca, timeout=10)
+    assert _served_not_after(server) == pki.not_after(short.cert_pem)
+
+
+def _wait_for_served(srv: Server) -> dt.datetime:
+    """The served certificate's notAfter, once a worker answers (the supervisor listens first)."""
+    deadline = time.monotonic() + 60
+    while True:
+        with contextlib.suppress(OSError, ssl.SSLError):
+            return _served_not_after(srv)
+        assert time.monotonic() < deadline, srv.log_path.read_text()[-3000:]
+        time.sleep(0.2)
+
+
+def test_workers_gauges_tell_the_served_certificate(tmp_path: Path) -> None:
+    srv = Server(tmp_path / "certs", ("--workers", "2"))
+    try:
+        leaf = _wait_for_served(srv)
+        _wait_for_gauges(srv, leaf, pki.not_after((srv.cert_dir / "ca.crt").read_bytes()))
+    finally:
+        srv.stop()
+
+
+def test_auto_mode_workers_gauges_tell_the_served_certificate(
+    fake_kube: FakeKube, kubeconfig_path: Path, tmp_path: Path
+) -> None:
+    """The loop runs in the supervisor, which serves nothing; the workers tell what they serve."""
+    seed(fake_kube)
+    srv = Server(tmp_path / "certs", ("--cert-mode", "auto", "--kubeconfig", str(kubeconfig_path),
+                                       "--namespace", NAMESPACE, "--service-name", SERVICE, "--workers", "2"))
+    try:
+        leaf = _wait_for_served(srv)
+        _wait_for_gauges(srv, leaf, pki.not_after(secret_data(fake_kube)["ca.crt"]))
+        assert srv.peer_cert() == pki.load_cert(secret_data(fake_kube)["tls.crt"]).public_bytes(
+            pki.serialization.Encoding.DER
+        )
+    finally:
+        srv.stop()

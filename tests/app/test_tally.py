@@ -168,3 +168,46 @@ def test_scrapes_from_another_thread_lose_no_review() -> None:
     labels = {"webhook": path, "kind": "DynamoGraphDeployment", "operation": "UPDATE"}
     assert _value(admissions, **labels, allowed="true") == _value(admissions, **labels, allowed="false") == 10000
     assert _latency(path)["0.001"] == 20000
+
+
+def _series(name: str, path: str) -> set[tuple[tuple[str, str], ...]]:
+    """The label sets of ``name``'s samples for ``path`` (every path's, for the conversions)."""
+    out = set()
+    for metric in REGISTRY.collect():
+        for sample in metric.samples:
+            if sample.name == name and sample.labels.get("webhook", path) == path:
+                out.add(tuple(sorted(sample.labels.items())))
+    return out
+
+
+def test_made_up_kinds_operations_and_codes_count_as_other() -> None:
+    """Thousands of distinct kinds, operations and codes make no more series than the fixed set."""
+    path = _path()
+    tally = PathTally(path, each_review=False)
+    for i in range(3000):
+        tally.admission(0.001, f"Kind{i}", f"OP{i}", i % 2 == 0, 600 + i)
+        tally.rejected(1000 + i, bad_request=True)
+        tally.conversion(0.001, [(f"Kind{i}", f"v{i}->v1beta1"), ("DynamoGraphDeployment", f"v{i}->v1beta1")])
+    tally.admission(0.001, "DynamoGraphDeployment", "UPDATE", False, 422)
+    admissions = "dynamo_webhook_admission_reviews_total"
+    assert _series(admissions, path) == {
+        (("allowed", allowed), ("kind", "other"), ("operation", "other"), ("webhook", path))
+        for allowed in ("true", "false")
+    } | {(("allowed", "false"), ("kind", "DynamoGraphDeployment"), ("operation", "UPDATE"), ("webhook", path))}
+    assert _value(admissions, webhook=path, kind="other", operation="other", allowed="true") == 1500
+    denials = "dynamo_webhook_admission_denials_total"
+    assert _value(denials, webhook=path, kind="other", operation="other", code="other") == 1500
+    assert _value(denials, webhook=path, kind="DynamoGraphDeployment", operation="UPDATE", code="422") == 1
+    assert len(_series(denials, path)) == 2
+    requests = "controller_runtime_webhook_requests_total"
+    assert {dict(s)["code"] for s in _series(requests, path)} == {"200", "other"}
+    assert _value(requests, webhook=path, code="other") == 3000
+    assert {dict(s)["code"] for s in _series("dynamo_webhook_rejected_requests_total", path)} == {"other"}
+    conversions = "dynamo_webhook_conversions_total"
+    assert _value(conversions, kind="other", direction="other") >= 3000
+    assert _value(conversions, kind="DynamoGraphDeployment", direction="other") >= 3000
+    assert not any(dict(s)["kind"].startswith("Kind") for s in _series(conversions, path))
+    # The counts kept between scrapes are bounded too, not only the series they become.
+    for i in range(3000):
+        tally.admission(0.001, f"Kind{i}", f"OP{i}", False, 600 + i)
+    assert len(tally._admissions) == len(tally._denials) == 1

@@ -1,13 +1,17 @@
 """CertReloader unit tests: first load, reload on change (including a kubelet-style symlink
-swap), bad or half-written pairs ignored, unchanged rewrites not reloaded."""
+swap), bad or half-written pairs ignored, unchanged rewrites not reloaded, and the certificate
+gauges telling the pair it serves."""
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import os
 import ssl
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 
 from app.tls import CertReloader, load_pair
 from certs import pki
@@ -93,3 +97,69 @@ def test_contexts_are_tls12_plus_and_http11_only(ca: pki.KeyPair) -> None:
     assert ctx.minimum_version == ssl.TLSVersion.TLSv1_2
     with pytest.raises(ValueError):
         load_pair(b"garbage", b"garbage")
+
+
+def _gauges() -> tuple[float, float, float]:
+    """ready, leaf expiry and CA expiry as a scrape reads them."""
+    values = [
+        REGISTRY.get_sample_value(f"dynamo_webhook_cert_{name}")
+        for name in ("ready", "leaf_expiry_seconds", "ca_expiry_seconds")
+    ]
+    assert None not in values
+    return values[0] or 0.0, values[1] or 0.0, values[2] or 0.0
+
+
+def _left(pem: bytes) -> float:
+    return (pki.not_after(pem) - dt.datetime.now(dt.UTC)).total_seconds()
+
+
+def test_gauges_tell_the_served_pair(tmp_path: Path) -> None:
+    ca = pki.generate_ca(valid_days=400)
+    first = pki.generate_serving_cert(ca, ["localhost"], valid_days=30)
+    _write(tmp_path, first)
+    (tmp_path / "ca.crt").write_bytes(ca.cert_pem)
+    reloader = CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key")
+    with pytest.raises(OSError):
+        CertReloader(tmp_path / "none.crt", tmp_path / "none.key").load()
+    assert _gauges()[0] == 0  # nothing served
+    reloader.load()
+    ready, leaf, ca_left = _gauges()
+    assert ready == 1
+    assert leaf == pytest.approx(_left(first.cert_pem), abs=5)
+    assert ca_left == pytest.approx(_left(ca.cert_pem), abs=5)
+    # A half-written pair is not served: the gauges keep telling the served one.
+    second = pki.generate_serving_cert(ca, ["localhost"], valid_days=60)
+    (tmp_path / "tls.crt").write_bytes(second.cert_pem)
+    assert reloader.load() is False
+    assert _gauges()[1] == pytest.approx(_left(first.cert_pem), abs=5)
+    (tmp_path / "tls.key").write_bytes(second.key_pem)
+    assert reloader.load() is True
+    assert _gauges()[1] == pytest.approx(_left(second.cert_pem), abs=5)
+    # A new CA's pair, ca.crt holding the new CA first and the old one behind it: the expiry told
+    # is the one of the CA that signed the served certificate.
+    new_ca = pki.generate_ca(valid_days=800)
+    (tmp_path / "ca.crt").write_bytes(pki.bundle([new_ca.cert_pem, ca.cert_pem]))
+    _write(tmp_path, pki.generate_serving_cert(new_ca, ["localhost"], valid_days=90))
+    assert reloader.load() is True
+    assert _gauges()[2] == pytest.approx(_left(new_ca.cert_pem), abs=5)
+
+
+def test_an_expired_pair_is_not_ready_and_a_foreign_ca_is_not_told(tmp_path: Path) -> None:
+    ca = pki.generate_ca()
+    now = dt.datetime.now(dt.UTC)
+    expired = pki.generate_serving_cert(ca, ["localhost"], valid_days=1, now=now - dt.timedelta(days=2))
+    _write(tmp_path, expired)
+    (tmp_path / "ca.crt").write_bytes(pki.generate_ca().cert_pem)  # left over from another CA
+    CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key").load()
+    ready, leaf, ca_left = _gauges()
+    assert ready == 0
+    assert -86400 - 5 < leaf < -86400 + 5
+    assert math.isnan(ca_left)
+
+
+def test_a_self_signed_certificate_is_its_own_ca(tmp_path: Path) -> None:
+    own = pki.generate_ca(valid_days=20)  # a certificate that signs itself
+    _write(tmp_path, own)
+    CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key").load()
+    ready, leaf, ca_left = _gauges()
+    assert ready == 1 and leaf == pytest.approx(_left(own.cert_pem), abs=5) and ca_left == pytest.approx(leaf, abs=1)
