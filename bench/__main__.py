@@ -33,7 +33,7 @@ import orjson
 
 from app.build import build_kind
 from app.reviews import parse_json
-from bench import bench_conversion, payloads
+from bench import bench_conversion, bench_large, payloads
 from bench.harness import (
     PYTHON,
     ROOT,
@@ -231,6 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--no-domain-benches", action="store_true")
+    parser.add_argument(
+        "--large-sizes",
+        default=",".join(map(str, bench_large.SIZES)),
+        help="objects per large ConversionReview (bench.bench_large; default %(default)s; empty: none)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.duration = QUICK_DURATION
@@ -302,13 +307,17 @@ def main(argv: list[str] | None = None) -> int:
                 "echo_samples_kib": rss["echo"],
             }
             results["rss"]["ratio"] = ratio(results["rss"]["webhook_steady_mib"], results["rss"]["echo_steady_mib"])
+    sizes = tuple(int(n) for n in args.large_sizes.split(",") if n)
+    if sizes:
+        log(f"large ConversionReviews: {', '.join(map(str, sizes))} objects, a server each")
+        results["large_reviews"] = bench_large.measure(sizes)
     log("in-process timings")
     results["inprocess"] = inprocess(scenarios, 0.3 if args.quick else 1.0, args.quick)
     if not args.no_domain_benches and not args.quick:
         results["domain_benches"] = domain_benches()
     results["meta"]["run_seconds"] = round(time.monotonic() - started, 1)
     rows = build_rows(results)
-    has_chart = chart(rows, args.out / "throughput.png")
+    has_chart = chart(rows, args.out / "throughput.png", results.get("large_reviews", []))
     (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     text = report(results, rows, args.out, has_chart)
     print(text)

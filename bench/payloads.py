@@ -424,6 +424,28 @@ def conversion_review(objects: int = 500, desired: str = BETA) -> Doc:
     }
 
 
+#: The v1alpha1 DGD fixtures a large LIST cycles through (the three smallest, so that 33,000 of
+#: them come to about 61 MiB, near ``max_conversion_bytes``).
+LIST_SOURCES = ("my-llm", "qwen3-0-6b-agg", "vllm-agg")
+
+
+def list_review(objects: int, desired: str = BETA) -> Doc:
+    """The ConversionReview of an unpaginated LIST of ``objects`` stored v1alpha1 DGDs (without
+    managedFields, about 1.9 KiB each), to v1beta1; or (``desired`` v1alpha1) of their migrated
+    forms back."""
+    sources = [m for m in manifests(ALPHA, "DynamoGraphDeployment") if m["metadata"]["name"] in LIST_SOURCES]
+    out = []
+    for i in range(objects):
+        obj = alpha_dgd(sources[i % len(sources)], serial=i + 1)
+        del obj["metadata"]["managedFields"]
+        out.append(migrated(obj) if desired == ALPHA else obj)
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "ConversionReview",
+        "request": {"uid": f"c0a1b2c3-0000-4000-8000-{objects:012d}", "desiredAPIVersion": desired, "objects": out},
+    }
+
+
 def huge_admission(target_bytes: int) -> Doc:
     """A DGD UPDATE padded with annotations to about ``target_bytes`` (still an allowed review)."""
     review = dgd_migrated_update()

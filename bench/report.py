@@ -6,6 +6,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from bench import bench_large
 from bench.scenarios import SCENARIOS, TARGETS, Scenario
 
 
@@ -147,6 +148,16 @@ def verdicts(results: dict[str, Any], rows: list[dict[str, Any]]) -> list[tuple[
                     got <= limit,
                 )
             )
+    large = results.get("large_reviews") or []
+    if large:
+        top = max(large, key=lambda r: r["objects"])
+        what = f"ConversionReview of {top['objects']} DGDs ({top['body_mib']:.0f} MiB) over HTTPS"
+        for label, key, unit, limit in (
+            ("answered in", "seconds", "s", TARGETS["large_review_seconds"]),
+            ("peak RSS", "peak_rss_mib", "MiB", TARGETS["large_review_peak_mib"]),
+        ):
+            got = top[key]
+            out.append((f"{what}: {label}", f"<= {limit:g} {unit}", f"{got:.1f} {unit}", got <= limit))
     if "rss" in results:
         got = results["rss"]["webhook_steady_mib"]
         out.append(
@@ -192,8 +203,9 @@ def table(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def chart(rows: list[dict[str, Any]], path: Path) -> bool:
-    """Webhook beside echo per scenario: throughput, p99 and CPU per request (log scales)."""
+def chart(rows: list[dict[str, Any]], path: Path, large: list[dict[str, Any]] | None = None) -> bool:
+    """Webhook beside echo per scenario: throughput, p99 and CPU per request (log scales); and
+    with ``large`` (:mod:`bench.bench_large`), a fourth panel: seconds and peak RSS by objects."""
     try:
         import matplotlib
 
@@ -201,7 +213,7 @@ def chart(rows: list[dict[str, Any]], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig, axes = plt.subplots(1, 3, figsize=(18, 5.5))
+    fig, axes = plt.subplots(1, 4 if large else 3, figsize=(24 if large else 18, 5.5))
     names = [r["name"] for r in rows]
     x = list(range(len(rows)))
     w = 0.38
@@ -210,7 +222,7 @@ def chart(rows: list[dict[str, Any]], path: Path) -> bool:
         ("p99", "echo_p99", "ms", "p99 latency (closed loop)", None),
         ("cpu_ms", "echo_cpu_ms", "CPU ms per request", "CPU time per request", "cpu_ratio"),
     )
-    for ax, (web_key, echo_key, ylabel, title, ratio_key) in zip(axes, panels, strict=True):
+    for ax, (web_key, echo_key, ylabel, title, ratio_key) in zip(axes, panels, strict=False):
         ax.bar([i - w / 2 for i in x], [r[web_key] for r in rows], w, label="dynamo-webhook")
         ax.bar([i + w / 2 for i in x], [r[echo_key] for r in rows], w, label="echo (Starlette+orjson)")
         ax.set_xticks(x, names, rotation=35, ha="right", fontsize=8)
@@ -223,10 +235,29 @@ def chart(rows: list[dict[str, Any]], path: Path) -> bool:
                     f"{r[ratio_key]:.0%}", (i - w / 2, r[web_key]), ha="center", va="bottom", fontsize=7
                 )
         ax.legend(loc="upper left", fontsize=8)
+    if large:
+        _large_panel(axes[3], large)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+def _large_panel(ax: Any, large: list[dict[str, Any]]) -> None:
+    """Seconds (left axis) and peak RSS (right axis) of the large ConversionReviews by objects,
+    with the targets as dashed lines."""
+    objects = [r["objects"] for r in large]
+    ax.plot(objects, [r["seconds"] for r in large], "o-", color="tab:blue", label="seconds")
+    ax.axhline(TARGETS["large_review_seconds"], color="tab:blue", ls="--", lw=0.8)
+    ax.set_xlabel("objects in one ConversionReview (v1alpha1 DGDs -> v1beta1)")
+    ax.set_ylabel("seconds to answer", color="tab:blue")
+    ax.set_title("Large ConversionReviews")
+    rss = ax.twinx()
+    rss.plot(objects, [r["peak_rss_mib"] for r in large], "s-", color="tab:red", label="peak RSS")
+    rss.axhline(TARGETS["large_review_peak_mib"], color="tab:red", ls="--", lw=0.8)
+    rss.set_ylabel("peak RSS MiB (dashed: limit)", color="tab:red")
+    rss.set_ylim(0, TARGETS["large_review_peak_mib"] * 1.15)
+    ax.set_ylim(0, TARGETS["large_review_seconds"] * 1.15)
 
 
 BUILDS = {
@@ -309,6 +340,17 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
         ]
         lines += [
             f"| {c['kind']} | {c['direction']} | {c['objects']} | {c['ms_per_object']:.4f} |" for c in ip["conversion"]
+        ]
+    if results.get("large_reviews"):
+        lines += [
+            "",
+            "## Large ConversionReviews",
+            "",
+            "One review of an unpaginated LIST's size each, to a server of its own started fresh "
+            "(`bench/bench_large.py`): stored v1alpha1 DGDs to v1beta1, about 1.9 KiB each; seconds from "
+            "the first byte sent to the last byte read; peak RSS is the server's `VmHWM`.",
+            "",
+            bench_large.table(results["large_reviews"]),
         ]
     for module, text in results.get("domain_benches", {}).items():
         lines += ["", f"`python -m {module}`:", "", "```", text, "```"]
