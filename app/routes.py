@@ -111,11 +111,14 @@ async def _read_body(receive: Receive, declared: str | None, limit: int, deadlin
     return b"".join(chunks)
 
 
-async def _answer(send: Send, status: int, body: bytes, json: bool = True) -> None:
-    """Send a whole answer (the headers of Starlette's ``Response(body, status, media_type)``)."""
+async def _answer(send: Send, status: int, body: bytes, json: bool = True, close: bool = False) -> None:
+    """Send a whole answer (the headers of Starlette's ``Response(body, status, media_type)``);
+    ``close``: with ``connection: close``, so the server closes the connection after it."""
     headers = [(b"content-length", b"%d" % len(body))]
     if json:
         headers.append((b"content-type", b"application/json"))
+    if close:
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -150,6 +153,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
     async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         tally.started()
+        body_read = False
         try:
             content_type, declared = _body_headers(scope)
             if not _is_json(content_type):
@@ -158,6 +162,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
                     415,
                 )
             body = await _read_body(receive, declared, limit, deadlines)
+            body_read = True
             if len(body) > OFFLOAD_BYTES:
                 async with large_reviews:
                     outcome = await anyio.to_thread.run_sync(answer_large, body)
@@ -166,7 +171,10 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
         except BadRequest as exc:
             tally.rejected(exc.code, bad_request=True)
             log.warning("request rejected", extra={"webhook": path, "code": exc.code, "error": exc.message})
-            await _answer(send, exc.code, orjson.dumps({"error": exc.message, "code": exc.code}))
+            # A body not read to its end (408, 413, 415, a bad Content-Length) leaves the rest of it
+            # on the connection: answered with the connection closed after.
+            error = orjson.dumps({"error": exc.message, "code": exc.code})
+            await _answer(send, exc.code, error, close=not body_read)
             return
         except ClientDisconnect:
             tally.rejected(499, bad_request=False)
