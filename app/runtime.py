@@ -1,11 +1,12 @@
 """The pieces of a server process that ``serve`` (one process) and ``serve --workers N`` (a
 supervisor and its workers, :mod:`app.workers`) share: certificates in place, the app's state,
-the uvicorn configuration and server with its graceful drain, the plain-HTTP metrics port and
-the curl hint printed at start.
+the uvicorn configuration and server with its graceful drain, its event loop (with the connection
+limits of :mod:`app.connections`), the plain-HTTP metrics port and the curl hint printed at start.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import signal
@@ -20,6 +21,7 @@ import uvicorn
 from prometheus_client import REGISTRY, start_http_server
 
 from app.cluster import ClusterServices
+from app.connections import Limits, loop_factory
 from app.routes import AppState
 from app.settings import Settings
 from app.tls import CertReloader
@@ -126,6 +128,11 @@ class DrainingServer(uvicorn.Server):
         self.state = state
         self.drain_seconds = drain_seconds
         self.drain_until: float | None = None
+        self.limits = Limits.from_settings(state.settings)
+
+    def run(self, sockets: list[socket.socket] | None = None) -> None:
+        with asyncio.Runner(loop_factory=loop_factory(self.limits)) as runner:
+            runner.run(self.serve(sockets=sockets))
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self.state.draining:

@@ -78,6 +78,25 @@ class Settings(BaseSettings):
         64 * MiB, gt=0, description="Largest ConversionReview body accepted (413 above)."
     )
     body_timeout: float = Field(30.0, gt=0, description="Seconds allowed to receive a request body (408 after, at most a second later).")
+    header_timeout: float = Field(
+        10.0,
+        gt=0,
+        description="Seconds allowed for a connection's TLS handshake, and for each request's headers (from the "
+        "connection's start for the first request, from its first byte for the next ones); the connection is "
+        "closed after. Also the metrics port's read deadline.",
+    )
+    send_timeout: float = Field(
+        30.0,
+        gt=0,
+        description="Seconds an answer may wait without the client taking any of it; the connection is reset "
+        "after (an answer is delivered whole or the connection reset, never cut short).",
+    )
+    max_connections: int = Field(
+        1000,
+        ge=1,
+        description="Connections open at once per server process (TLS handshakes included); a connection "
+        "beyond is closed as soon as it is accepted.",
+    )
     feature_grove: bool = Field(False, description="Feature gate Grove (upstream default without a cluster: off).")
     feature_checkpoint: bool = Field(False, description="Feature gate Checkpoint (default off).")
     feature_gpu_discovery: bool = Field(True, description="Feature gate GPUDiscovery (default on).")
