@@ -18,10 +18,11 @@ from types import FrameType
 from typing import Any
 
 import uvicorn
-from prometheus_client import REGISTRY, start_http_server
+from prometheus_client import REGISTRY
 
 from app.cluster import ClusterServices
 from app.connections import Limits, loop_factory
+from app.metrics_http import MetricsServer, serve_metrics
 from app.routes import AppState
 from app.settings import Settings
 from app.tls import CertReloader
@@ -49,18 +50,18 @@ def curl_hint(settings: Settings, ca_file: Path) -> str:
     )
 
 
-def start_metrics_server(settings: Settings, registry: Any = None) -> Any:
-    """The plain-HTTP metrics port (``metrics_port``; 0 disables it). ``registry`` defaults to this
-    process's; the multi-worker supervisor passes one that reads every worker's metrics."""
+def start_metrics_server(settings: Settings, registry: Any = None) -> MetricsServer | None:
+    """The plain-HTTP metrics port (``metrics_port``; 0 disables it) on ``metrics_host``, or on
+    ``host`` when that is not set. ``registry`` defaults to this process's; the multi-worker
+    supervisor passes one that reads every worker's metrics."""
     if not settings.metrics_port:
         return None
-    if settings.metrics_port == settings.port and settings.metrics_host == settings.host:
+    host = settings.metrics_address()
+    if settings.metrics_port == settings.port and host == settings.host:
         return None  # the HTTPS server already answers /metrics there
-    server, _thread = start_http_server(
-        settings.metrics_port, addr=settings.metrics_host, registry=registry or REGISTRY
+    return serve_metrics(
+        host, settings.metrics_port, registry or REGISTRY, settings.header_timeout, settings.send_timeout
     )
-    log.info("metrics listening", extra={"address": f"http://{settings.metrics_host}:{settings.metrics_port}/metrics"})
-    return server
 
 
 def prepare_certificates(settings: Settings) -> tuple[Path, Path, Path]:

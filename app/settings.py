@@ -56,7 +56,9 @@ class Settings(BaseSettings):
     metrics_port: int = Field(
         8080, ge=0, le=65535, description="Plain-HTTP port serving /metrics (0 disables; /metrics is also on HTTPS)."
     )
-    metrics_host: str = Field("0.0.0.0", description="Address the plain-HTTP metrics server binds to.")
+    metrics_host: str | None = Field(
+        None, description="Address the plain-HTTP metrics server binds to (default: the --host address)."
+    )
     workers: int = Field(1, ge=1, le=64, description="Number of worker processes.")
     drain_seconds: float = Field(
         0.0,
@@ -110,6 +112,10 @@ class Settings(BaseSettings):
     operator_version: str = Field("0.1.0", description="Operator version (semver) used by version-dependent rules.")
     dgdr_default_image: str = Field("", description="Default profiler image for DGDRs (empty: derived).")
     print_curl: bool = Field(True, description="Print a ready-to-paste curl command when serving.")
+
+    def metrics_address(self) -> str:
+        """The address the plain-HTTP metrics server binds to: ``metrics_host``, or ``host`` when unset."""
+        return self.host if self.metrics_host is None else self.metrics_host
 
     def admission_settings(self, cluster_lookups: bool = False) -> AdmissionSettings:
         return AdmissionSettings(

@@ -1,7 +1,7 @@
 """A real ``dynamo-webhook serve`` with short limits (1 s) against slow and hostile clients on real
 sockets: half-sent headers and handshakes are closed, connections beyond the cap are closed at
-once, a 408 closes its connection, an answer is delivered whole or the connection reset, and TLS
-1.2 is served with AEAD suites only."""
+once, a 408 closes its connection, an answer is delivered whole or the connection reset, and the
+plain-HTTP metrics port serves /metrics only."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import json
 import socket
 import ssl
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -218,3 +219,19 @@ def test_tls12_serves_aead_suites_only(server: Server) -> None:
         with _tls(server, tls12(aead)) as sock:
             assert sock.version() == "TLSv1.2" and sock.cipher()[0] == aead  # type: ignore[index]
             assert b" 200 " in _get(sock)
+
+
+def test_the_metrics_port_serves_metrics_only(server: Server) -> None:
+    base = f"http://127.0.0.1:{server.metrics_port}"
+    with urllib.request.urlopen(f"{base}/metrics", timeout=5) as resp:
+        assert b"controller_runtime_webhook_requests_total" in resp.read()
+    for path in ("/readyz", "/foo", "/"):
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(f"{base}{path}", timeout=5)
+        assert info.value.code == 404
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(urllib.request.Request(f"{base}/metrics", data=b"x", method="POST"), timeout=5)
+    assert info.value.code == 405
+    with socket.create_connection(("127.0.0.1", server.metrics_port), timeout=5) as idle:
+        idle.sendall(b"GET /metr")
+        assert _closed_after(idle) < 3
