@@ -1,12 +1,18 @@
 """The pieces of a server process that ``serve`` (one process) and ``serve --workers N`` (a
 supervisor and its workers, :mod:`app.workers`) share: certificates in place, the app's state,
 the uvicorn configuration and server with its graceful drain, its event loop (with the connection
-limits of :mod:`app.connections`), the plain-HTTP metrics port and the curl hint printed at start.
+limits of :mod:`app.connections`) and SIGHUP, the plain-HTTP metrics port and the curl hint
+printed at start.
+
+SIGHUP re-reads the serving certificate (:meth:`~app.tls.CertReloader.reread`) and changes
+nothing else: requests in flight and connections go on. It is ignored from the start of the
+process (:func:`ignore_hangup`) until the server's loop handles it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import signal
@@ -119,16 +125,31 @@ def uvicorn_config(
 GC_THRESHOLD_GEN0 = 20_000
 
 
+def ignore_hangup() -> None:
+    """SIGHUP does not end a server process (by default it would, at once); a worker starts with
+    it blocked (see :meth:`app.workers.Supervisor.spawn`) and unblocks it here."""
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
+
+
 class DrainingServer(uvicorn.Server):
     """uvicorn server with a graceful SIGTERM/SIGINT: readiness turns false at once, requests keep
     being answered for ``drain_seconds``, then the listener closes and in-flight requests finish.
-    A second signal skips the rest of the drain. The process then exits normally (status 0)."""
+    A second signal skips the rest of the drain. The process then exits normally (status 0).
+    SIGHUP calls ``hangup`` on the event loop (when given), and nothing else."""
 
-    def __init__(self, config: uvicorn.Config, state: AppState, drain_seconds: float) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        state: AppState,
+        drain_seconds: float,
+        hangup: Callable[[], object] | None = None,
+    ) -> None:
         super().__init__(config)
         self.state = state
         self.drain_seconds = drain_seconds
         self.drain_until: float | None = None
+        self.hangup = hangup
         self.limits = Limits.from_settings(state.settings)
 
     def run(self, sockets: list[socket.socket] | None = None) -> None:
@@ -148,8 +169,15 @@ class DrainingServer(uvicorn.Server):
         else:
             self.should_exit = True
 
+    def on_hangup(self) -> None:
+        log.info("SIGHUP: re-reading the serving certificate; serving goes on")
+        if self.hangup is not None:
+            self.hangup()
+
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
+        with contextlib.suppress(ValueError, RuntimeError):  # signals are for the main thread only
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.on_hangup)
         # Everything loaded so far (modules, rule tables, the app) lives as long as the process:
         # keep it out of the collector's scans, and collect young objects less often, so large
         # reviews (thousands of objects each) do not pay for repeated full collections.
