@@ -128,11 +128,14 @@ async def _read_body(
     return b"".join(chunks)
 
 
-async def _answer(send: Send, status: int, body: bytes, json: bool = True) -> None:
-    """Send a whole answer (the headers of Starlette's ``Response(body, status, media_type)``)."""
+async def _answer(send: Send, status: int, body: bytes, json: bool = True, close: bool = False) -> None:
+    """Send a whole answer (the headers of Starlette's ``Response(body, status, media_type)``);
+    ``close``: with ``connection: close``, so the server closes the connection after it."""
     headers = [(b"content-length", b"%d" % len(body))]
     if json:
         headers.append((b"content-type", b"application/json"))
+    if close:
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -188,6 +191,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
     async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         tally.started()
+        body_read = False
         try:
             content_type, declared = _body_headers(scope)
             if not _is_json(content_type):
@@ -196,6 +200,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
                     415,
                 )
             body = await _read_body(receive, declared, limit, deadlines, grow=route.type == "convert")
+            body_read = True
             if len(body) > OFFLOAD_BYTES:
                 async with large_reviews:
                     outcome = await anyio.to_thread.run_sync(answer_large, body)
@@ -208,7 +213,10 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
                 "request rejected",
                 extra={"webhook": path, "code": exc.code, "error": log_value(exc.message, LOG_DETAIL_CHARS)},
             )
-            await _answer(send, exc.code, orjson.dumps({"error": exc.message, "code": exc.code}))
+            # A body not read to its end (408, 413, 415, a bad Content-Length) leaves the rest of it
+            # on the connection: answered with the connection closed after.
+            error = orjson.dumps({"error": exc.message, "code": exc.code})
+            await _answer(send, exc.code, error, close=not body_read)
             return
         except ClientDisconnect:
             tally.rejected(499, bad_request=False)
@@ -326,7 +334,8 @@ def create_app(state: AppState) -> FastAPI:
         return _json(200, {"status": "ready"})
 
     async def metrics(request: Request) -> Response:
-        return Response(metrics_payload(), media_type=CONTENT_TYPE_LATEST)
+        # Off the event loop: a scrape is milliseconds of work reviews need not wait behind.
+        return Response(await anyio.to_thread.run_sync(metrics_payload), media_type=CONTENT_TYPE_LATEST)
 
     app.review_endpoints = {r.path: _review_endpoint(r, state) for r in WEBHOOK_ROUTES}
     routes = [Route(path, _ReviewRoute(endpoint), methods=["POST"]) for path, endpoint in app.review_endpoints.items()]

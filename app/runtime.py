@@ -1,11 +1,18 @@
 """The pieces of a server process that ``serve`` (one process) and ``serve --workers N`` (a
 supervisor and its workers, :mod:`app.workers`) share: certificates in place, the app's state,
-the uvicorn configuration and server with its graceful drain, the plain-HTTP metrics port and
-the curl hint printed at start.
+the uvicorn configuration and server with its graceful drain, its event loop (with the connection
+limits of :mod:`app.connections`) and SIGHUP, the plain-HTTP metrics port and the curl hint
+printed at start.
+
+SIGHUP re-reads the serving certificate (:meth:`~app.tls.CertReloader.reread`) and changes
+nothing else: requests in flight and connections go on. It is ignored from the start of the
+process (:func:`ignore_hangup`) until the server's loop handles it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import logging
 import signal
@@ -17,9 +24,11 @@ from types import FrameType
 from typing import Any
 
 import uvicorn
-from prometheus_client import REGISTRY, start_http_server
+from prometheus_client import REGISTRY
 
 from app.cluster import ClusterServices
+from app.connections import Limits, loop_factory
+from app.metrics_http import MetricsServer, serve_metrics
 from app.routes import AppState
 from app.settings import Settings
 from app.tls import CertReloader
@@ -47,18 +56,18 @@ def curl_hint(settings: Settings, ca_file: Path) -> str:
     )
 
 
-def start_metrics_server(settings: Settings, registry: Any = None) -> Any:
-    """The plain-HTTP metrics port (``metrics_port``; 0 disables it). ``registry`` defaults to this
-    process's; the multi-worker supervisor passes one that reads every worker's metrics."""
+def start_metrics_server(settings: Settings, registry: Any = None) -> MetricsServer | None:
+    """The plain-HTTP metrics port (``metrics_port``; 0 disables it) on ``metrics_host``, or on
+    ``host`` when that is not set. ``registry`` defaults to this process's; the multi-worker
+    supervisor passes one that reads every worker's metrics."""
     if not settings.metrics_port:
         return None
-    if settings.metrics_port == settings.port and settings.metrics_host == settings.host:
+    host = settings.metrics_address()
+    if settings.metrics_port == settings.port and host == settings.host:
         return None  # the HTTPS server already answers /metrics there
-    server, _thread = start_http_server(
-        settings.metrics_port, addr=settings.metrics_host, registry=registry or REGISTRY
+    return serve_metrics(
+        host, settings.metrics_port, registry or REGISTRY, settings.header_timeout, settings.send_timeout
     )
-    log.info("metrics listening", extra={"address": f"http://{settings.metrics_host}:{settings.metrics_port}/metrics"})
-    return server
 
 
 def prepare_certificates(settings: Settings) -> tuple[Path, Path, Path]:
@@ -116,16 +125,36 @@ def uvicorn_config(
 GC_THRESHOLD_GEN0 = 20_000
 
 
+def ignore_hangup() -> None:
+    """SIGHUP does not end a server process (by default it would, at once); a worker starts with
+    it blocked (see :meth:`app.workers.Supervisor.spawn`) and unblocks it here."""
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
+
+
 class DrainingServer(uvicorn.Server):
     """uvicorn server with a graceful SIGTERM/SIGINT: readiness turns false at once, requests keep
     being answered for ``drain_seconds``, then the listener closes and in-flight requests finish.
-    A second signal skips the rest of the drain. The process then exits normally (status 0)."""
+    A second signal skips the rest of the drain. The process then exits normally (status 0).
+    SIGHUP calls ``hangup`` on the event loop (when given), and nothing else."""
 
-    def __init__(self, config: uvicorn.Config, state: AppState, drain_seconds: float) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        state: AppState,
+        drain_seconds: float,
+        hangup: Callable[[], object] | None = None,
+    ) -> None:
         super().__init__(config)
         self.state = state
         self.drain_seconds = drain_seconds
         self.drain_until: float | None = None
+        self.hangup = hangup
+        self.limits = Limits.from_settings(state.settings)
+
+    def run(self, sockets: list[socket.socket] | None = None) -> None:
+        with asyncio.Runner(loop_factory=loop_factory(self.limits)) as runner:
+            runner.run(self.serve(sockets=sockets))
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self.state.draining:
@@ -140,8 +169,15 @@ class DrainingServer(uvicorn.Server):
         else:
             self.should_exit = True
 
+    def on_hangup(self) -> None:
+        log.info("SIGHUP: re-reading the serving certificate; serving goes on")
+        if self.hangup is not None:
+            self.hangup()
+
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
+        with contextlib.suppress(ValueError, RuntimeError):  # signals are for the main thread only
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.on_hangup)
         # Everything loaded so far (modules, rule tables, the app) lives as long as the process:
         # keep it out of the collector's scans, and collect young objects less often, so large
         # reviews (thousands of objects each) do not pay for repeated full collections.

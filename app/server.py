@@ -1,4 +1,5 @@
-"""``dynamo-webhook serve``: HTTPS webhook server (uvicorn), plain-HTTP metrics, cert hot reload."""
+"""``dynamo-webhook serve``: HTTPS webhook server (uvicorn), plain-HTTP metrics, cert hot reload
+(and a re-read of the certificate on SIGHUP)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from app.runtime import (
     DrainingServer,
     build_state,
     curl_hint,
+    ignore_hangup,
     prepare_certificates,
     start_metrics_server,
     uvicorn_config,
@@ -26,6 +28,7 @@ log = logging.getLogger("dynamo_webhook.server")
 
 
 def serve(settings: Settings) -> int:
+    ignore_hangup()
     configure_logging(settings.log_format, settings.log_level, per_turn=True)
     memory.limit_arenas()
     build = build_kind()
@@ -55,7 +58,7 @@ def serve(settings: Settings) -> int:
     config = uvicorn_config(settings, app, reloader, cert_file, key_file)
     if settings.print_curl:
         print("dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file) + "\n", flush=True)
-    server = DrainingServer(config, state, settings.drain_seconds)
+    server = DrainingServer(config, state, settings.drain_seconds, hangup=reloader.reread)
     memory.tune_gc(settings.gc_threshold)
     services.start()
     try:

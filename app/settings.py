@@ -56,7 +56,9 @@ class Settings(BaseSettings):
     metrics_port: int = Field(
         8080, ge=0, le=65535, description="Plain-HTTP port serving /metrics (0 disables; /metrics is also on HTTPS)."
     )
-    metrics_host: str = Field("0.0.0.0", description="Address the plain-HTTP metrics server binds to.")
+    metrics_host: str | None = Field(
+        None, description="Address the plain-HTTP metrics server binds to (default: the --host address)."
+    )
     workers: int = Field(1, ge=1, le=64, description="Number of worker processes.")
     drain_seconds: float = Field(
         0.0,
@@ -78,6 +80,25 @@ class Settings(BaseSettings):
         64 * MiB, gt=0, description="Largest ConversionReview body accepted (413 above)."
     )
     body_timeout: float = Field(30.0, gt=0, description="Seconds allowed to receive a request body (408 after, at most a second later).")
+    header_timeout: float = Field(
+        10.0,
+        gt=0,
+        description="Seconds allowed for a connection's TLS handshake, and for each request's headers (from the "
+        "connection's start for the first request, from its first byte for the next ones); the connection is "
+        "closed after. Also the metrics port's read deadline.",
+    )
+    send_timeout: float = Field(
+        30.0,
+        gt=0,
+        description="Seconds an answer may wait without the client taking any of it; the connection is reset "
+        "after (an answer is delivered whole or the connection reset, never cut short).",
+    )
+    max_connections: int = Field(
+        1000,
+        ge=1,
+        description="Connections open at once per server process (TLS handshakes included); a connection "
+        "beyond is closed as soon as it is accepted.",
+    )
     feature_grove: bool = Field(False, description="Feature gate Grove (upstream default without a cluster: off).")
     feature_checkpoint: bool = Field(False, description="Feature gate Checkpoint (default off).")
     feature_gpu_discovery: bool = Field(True, description="Feature gate GPUDiscovery (default on).")
@@ -91,6 +112,10 @@ class Settings(BaseSettings):
     operator_version: str = Field("0.1.0", description="Operator version (semver) used by version-dependent rules.")
     dgdr_default_image: str = Field("", description="Default profiler image for DGDRs (empty: derived).")
     print_curl: bool = Field(True, description="Print a ready-to-paste curl command when serving.")
+
+    def metrics_address(self) -> str:
+        """The address the plain-HTTP metrics server binds to: ``metrics_host``, or ``host`` when unset."""
+        return self.host if self.metrics_host is None else self.metrics_host
 
     def admission_settings(self, cluster_lookups: bool = False) -> AdmissionSettings:
         return AdmissionSettings(

@@ -1,4 +1,9 @@
-"""TLS for the webhook server: TLS >= 1.2, HTTP/1.1 only, and serving-cert hot reload.
+"""TLS for the webhook server: TLS >= 1.2 (with AEAD cipher suites only), HTTP/1.1 only, and
+serving-cert hot reload.
+
+TLS 1.2 is limited to Mozilla's "intermediate" suites with ECDHE: AES-GCM and ChaCha20-Poly1305
+(:data:`TLS12_CIPHERS`); the CBC suites OpenSSL would otherwise offer are not. TLS 1.3 keeps
+OpenSSL's suites (all AEAD). Every context built here has this policy, the SNI-swapped ones too.
 
 The server hands uvicorn one long-lived :class:`ssl.SSLContext` whose SNI callback (called
 for every ClientHello, with or without SNI) swaps in the *current* context. Reloading builds a
@@ -8,7 +13,8 @@ fails to load and is ignored (the old certificate stays, the error is logged and
 
 Change detection is a cheap ``stat`` of both files (following symlinks, so the kubelet's
 ``..data`` symlink swap of a mounted Secret is seen) every ``interval`` seconds, plus a content
-digest so an unchanged rewrite does not rebuild the context.
+digest so an unchanged rewrite does not rebuild the context. :meth:`CertReloader.reread` (SIGHUP)
+reads and loads the pair at once, whatever its files look like.
 
 The certificate gauges (ready, leaf and CA expiry) are read off the pair that is served, on each
 load, and set on each check (:mod:`certs.served`): they tell what a client gets in every cert
@@ -36,9 +42,21 @@ from certs.served import ServedCert, publish, read_served
 log = logging.getLogger("dynamo_webhook.tls")
 
 
+#: The TLS 1.2 cipher suites served (OpenSSL names), in the server's order of preference.
+TLS12_CIPHERS = (
+    "ECDHE-ECDSA-AES128-GCM-SHA256",
+    "ECDHE-RSA-AES128-GCM-SHA256",
+    "ECDHE-ECDSA-AES256-GCM-SHA384",
+    "ECDHE-RSA-AES256-GCM-SHA384",
+    "ECDHE-ECDSA-CHACHA20-POLY1305",
+    "ECDHE-RSA-CHACHA20-POLY1305",
+)
+
+
 def new_server_context() -> ssl.SSLContext:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.set_ciphers(":".join(TLS12_CIPHERS))
     ctx.set_alpn_protocols(["http/1.1"])  # the apiserver speaks HTTP/1.1 to webhooks; no h2
     ctx.options |= ssl.OP_NO_COMPRESSION | ssl.OP_CIPHER_SERVER_PREFERENCE | ssl.OP_NO_RENEGOTIATION
     return ctx
@@ -154,6 +172,18 @@ class CertReloader:
         except pki.CertError as exc:  # load_pair took it: not expected
             log.error("served certificate unreadable for its metrics", extra={"error": str(exc)})
             return None
+
+    def reread(self) -> bool:
+        """Read and load the pair now, changed or not (a bad pair is refused as in :meth:`load`).
+        Returns True when the pair read is now served."""
+        self._snapshot = None
+        try:
+            loaded = self.load()
+        except Exception as exc:  # only the first load raises; keep serving what is loaded
+            log.error("serving cert re-read failed", extra={"error": repr(exc)})
+            return False
+        log.info("serving certificate re-read", extra={"cert_file": str(self.cert_file), "loaded": loaded})
+        return loaded
 
     async def watch(self, stop: asyncio.Event | None = None) -> None:
         """Poll for changes until ``stop`` is set (or forever)."""

@@ -7,6 +7,10 @@ protocol here hands uvicorn a transport that holds the writes made during one tu
 loop and passes them on together at the end of it (``loop.call_soon``): the same bytes, in the
 same order, in one record and one send. Closing (or aborting) the connection first passes on (or
 drops) what is held, so nothing is reordered or lost; everything else is the real transport's.
+
+The protocol also puts each connection under its server's :class:`~app.connections.ConnectionWatch`
+(header and answer deadlines) from ``connection_made`` to ``connection_lost``; nothing is added per
+request.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import asyncio
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from app.connections import ConnectionWatch
 
 #: Held writes up to this many bytes in all are joined into one (larger ones are passed on as they
 #: are, still at the end of the turn: a TLS record holds at most 16 KiB).
@@ -85,8 +91,23 @@ class CoalescingTransport:
 
 
 class CoalescingHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol writing through a :class:`CoalescingTransport`."""
+    """uvicorn's httptools protocol writing through a :class:`CoalescingTransport`, watched by
+    ``watch`` (set by :class:`~app.connections.TlsGate` before the connection is made)."""
+
+    watch: ConnectionWatch | None = None
+    # The watch's state of this connection (see ConnectionWatch).
+    header_key: object = None
+    header_since: float = 0.0
+    send_pending: int = 0
+    send_since: float | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         wrapped = CoalescingTransport(transport, self.loop)
         super().connection_made(wrapped)  # type: ignore[arg-type]
+        if self.watch is not None:
+            self.watch.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.watch is not None:
+            self.watch.discard(self)

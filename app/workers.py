@@ -14,7 +14,9 @@ that dies is marked dead (its live gauges are dropped) and replaced.
 
 SIGTERM/SIGINT on the supervisor is forwarded to every worker; each drains as a single-process
 server does (readiness false first, ``drain_seconds`` of service, in-flight requests finish)
-and the supervisor exits once all of them have.
+and the supervisor exits once all of them have. SIGHUP on the supervisor is forwarded too (from
+its main loop, within a fifth of a second): each worker re-reads its serving certificate and
+serves on.
 
 What a server process is made of is shared with the single-process ``serve`` (:mod:`app.runtime`).
 """
@@ -47,6 +49,7 @@ from app.runtime import (
     DrainingServer,
     build_state,
     curl_hint,
+    ignore_hangup,
     prepare_certificates,
     start_metrics_server,
     uvicorn_config,
@@ -157,6 +160,7 @@ def worker_main(
     index: int, settings_data: dict[str, Any], sock: socket.socket, cert_ready: Any | None, supervisor: int
 ) -> None:
     """Entry point of one worker process (spawned; imports happen after the metrics dir is set)."""
+    ignore_hangup()
     settings = Settings(**settings_data)
     threading.Thread(target=_exit_with_parent, args=(supervisor, stop_seconds(settings)), daemon=True).start()
     configure_logging(settings.log_format, settings.log_level, per_turn=True)
@@ -168,7 +172,7 @@ def worker_main(
     state = build_state(settings, reloader, services)
     state.background.append(reloader.watch)
     config = uvicorn_config(settings, create_app(state), reloader, cert_file, key_file)
-    server = DrainingServer(config, state, settings.drain_seconds)
+    server = DrainingServer(config, state, settings.drain_seconds, hangup=reloader.reread)
     memory.tune_gc(settings.gc_threshold)
     log.info("worker started", extra={"worker": index, "pid": os.getpid()})
     services.start()
@@ -197,6 +201,7 @@ class Supervisor:
     cert_ready: Any | None = None
     slots: list[_Slot] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
+    hangup: threading.Event = field(default_factory=threading.Event)
     failed: bool = False
 
     def __post_init__(self) -> None:
@@ -210,13 +215,29 @@ class Supervisor:
             args=(slot.index, self._data, self.sock, self.cert_ready, os.getpid()),
             name=f"dynamo-webhook-worker-{slot.index}",
         )
-        process.start()
+        # SIGHUP stays blocked across the start: a worker inherits the mask and unblocks it once
+        # it ignores the signal (ignore_hangup), so a SIGHUP during its start does not end it.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         slot.process, slot.started = process, time.monotonic()
 
     def on_signal(self, sig: int, frame: FrameType | None) -> None:
         if self.stop.is_set():
             self.forward(sig)  # a second signal: workers skip the rest of their drain
         self.stop.set()
+
+    def on_hangup(self, sig: int, frame: FrameType | None) -> None:
+        self.hangup.set()  # forwarded by the main loop: a signal handler does not log or kill
+
+    def forward_hangup(self) -> None:
+        if not self.hangup.is_set():
+            return
+        self.hangup.clear()
+        log.info("SIGHUP: workers re-read the serving certificate")
+        self.forward(signal.SIGHUP)
 
     def forward(self, sig: int) -> None:
         for slot in self.slots:
@@ -262,10 +283,12 @@ class Supervisor:
 
     def run(self) -> None:
         previous = {sig: signal.signal(sig, self.on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, self.on_hangup)
         try:
             for slot in self.slots:
                 self.spawn(slot)
             while not self.stop.wait(0.2):
+                self.forward_hangup()
                 self.check()
             self.shutdown()
         finally:

@@ -1,5 +1,5 @@
 """The body read's deadline (``--body-timeout``): a body that does not arrive in time is answered
-408, one that does is never cancelled afterwards, another cancellation of the task stays a
+408 with the connection closed after, one that does is never cancelled afterwards, another cancellation of the task stays a
 cancellation, and the one timer stops once no read is registered."""
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def test_a_body_that_does_not_arrive_in_time_is_answered_408() -> None:
     assert 0.2 <= elapsed < 0.2 + 0.02 + 0.5  # the timeout, its resolution (a tenth), scheduling slack
     start, answer = sent
     assert start["status"] == 408
+    assert (b"connection", b"close") in start["headers"]  # the rest of the body would follow
     assert orjson.loads(answer["body"]) == {"error": "request body not received within 0.2 s", "code": 408}
 
 

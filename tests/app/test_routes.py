@@ -123,3 +123,18 @@ def test_client_gone_before_the_whole_body_is_counted_499(after: int) -> None:
 def test_other_methods_on_a_webhook_path_are_405() -> None:
     sent = _call([{"type": "http.request", "body": b""}], [], method="GET")
     assert sent[0]["status"] == 405
+
+
+def test_a_refusal_before_the_body_was_read_to_its_end_closes_the_connection() -> None:
+    body = orjson.dumps(admission_review())
+    whole = [{"type": "http.request", "body": body}]
+    unread = [
+        [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())],  # 415
+        [(b"content-type", b"application/json"), (b"content-length", b"99999999999")],  # 413
+        [(b"content-type", b"application/json"), (b"content-length", b"many")],  # 400
+    ]
+    for headers in unread:
+        status, answer_headers, _ = _answer(_call(whole, headers))
+        assert status in (400, 413, 415) and answer_headers[b"connection"] == b"close"
+    status, answer_headers, _ = _answer(_call([{"type": "http.request", "body": b"[1"}], _json_headers(b"[1")))
+    assert status == 400 and b"connection" not in answer_headers  # the body was read: the connection stays

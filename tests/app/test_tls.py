@@ -1,6 +1,6 @@
 """CertReloader unit tests: first load, reload on change (including a kubelet-style symlink
-swap), bad or half-written pairs ignored, unchanged rewrites not reloaded, and the certificate
-gauges telling the pair it serves."""
+swap), bad or half-written pairs ignored, unchanged rewrites not reloaded, a re-read on demand;
+the TLS 1.2 suites of every context; and the certificate gauges telling the pair it serves."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from prometheus_client import REGISTRY
 
-from app.tls import CertReloader, load_pair
+from app.tls import TLS12_CIPHERS, CertReloader, load_pair
 from certs import pki
 
 
@@ -163,3 +163,29 @@ def test_a_self_signed_certificate_is_its_own_ca(tmp_path: Path) -> None:
     CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key").load()
     ready, leaf, ca_left = _gauges()
     assert ready == 1 and leaf == pytest.approx(_left(own.cert_pem), abs=5) and ca_left == pytest.approx(leaf, abs=1)
+
+
+def test_tls12_suites_are_aead_only_in_every_context(tmp_path: Path, ca: pki.KeyPair) -> None:
+    pair = _pair(ca)
+    _write(tmp_path, pair)
+    reloader = CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key")
+    reloader.load()
+    assert reloader._current is not None
+    for ctx in (reloader.server_context, reloader._current, load_pair(pair.cert_pem, pair.key_pem)):
+        tls12 = [c for c in ctx.get_ciphers() if c["protocol"] == "TLSv1.2"]
+        assert {c["name"] for c in tls12} == set(TLS12_CIPHERS)
+        assert all(c["aead"] and c["kea"] == "kx-ecdhe" for c in tls12)
+        assert ctx.minimum_version == ssl.TLSVersion.TLSv1_2
+
+
+def test_reread_loads_the_pair_even_when_its_files_are_unchanged(tmp_path: Path, ca: pki.KeyPair) -> None:
+    _write(tmp_path, _pair(ca, "one.example"))
+    reloader = CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key")
+    reloader.load()
+    current = reloader._current
+    assert reloader.load() is False  # the poll: nothing changed
+    assert reloader.reread() is True
+    assert reloader._current is not current
+    (tmp_path / "tls.key").write_bytes(b"garbage")
+    assert reloader.reread() is False  # a bad pair is refused, the loaded one kept
+    assert reloader.loaded and reloader._current is not None
