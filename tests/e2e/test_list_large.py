@@ -1,0 +1,229 @@
+"""The largest reads a cluster sends, with the service held to the memory its Deployment gets
+(deploy/base/deployment.yaml's limit): 10,000 DGDs stored as v1alpha1 listed as v1beta1 without
+pagination (``kubectl get --chunk-size=0``) through the real API server, and a ConversionReview
+near the documented 64 MiB limit sent to the service directly (what an unpaginated LIST of tens of
+thousands of objects is, in one review).
+
+The service process is moved into a memory cgroup with that limit when the machine lets this test
+make one (cgroup v1 or v2, as root), so that going past it is an OOM kill; either way its peak
+resident memory (``VmHWM``, reset before each step) is read from /proc and held to the limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import http.client
+import os
+import ssl
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+
+from bench import payloads
+from tests.e2e.cluster import Cluster
+from tests.e2e.legacy import set_storage_version, stored_versions
+from tests.e2e.objects import ALPHA, BETA, namespace
+from tests.e2e.testenv import ROOT
+
+COUNT = 10_000
+PLURAL = "dynamographdeployments"
+SOURCE = ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml"
+DEPLOYMENT = ROOT / "deploy" / "base" / "deployment.yaml"
+#: The API server's timeout for a webhook call (and the longest it lets a conversion take).
+WEBHOOK_TIMEOUT = 30.0
+#: What a ConversionReview near the limit must be answered within.
+LARGE_REVIEW_SECONDS = 10.0
+#: Objects of the review near the limit (about 1.9 KiB each: 61 MiB).
+LARGE_REVIEW_OBJECTS = 33_000
+
+
+def memory_limit() -> int:
+    """The service container's memory limit in deploy/, in bytes."""
+    for doc in yaml.safe_load_all(DEPLOYMENT.read_text()):
+        if doc and doc.get("kind") == "Deployment":
+            for container in doc["spec"]["template"]["spec"]["containers"]:
+                limit = str(container["resources"]["limits"]["memory"])
+                units = {"Mi": 2**20, "Gi": 2**30, "M": 10**6, "G": 10**9}
+                for suffix, factor in units.items():
+                    if limit.endswith(suffix):
+                        return int(float(limit[: -len(suffix)]) * factor)
+                return int(limit)
+    raise AssertionError(f"no Deployment with a memory limit in {DEPLOYMENT}")
+
+
+def peak_rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmHWM for process {pid}")
+
+
+def reset_peak(pid: int) -> None:
+    Path(f"/proc/{pid}/clear_refs").write_text("5")  # the kernel's reset of VmHWM
+
+
+@contextlib.contextmanager
+def memory_cgroup(pid: int, limit: int) -> Iterator[str]:
+    """Hold ``pid`` to ``limit`` bytes of memory in a cgroup of its own while the block runs
+    (yields what it did, for the figures; nothing when cgroups cannot be made here). Where the
+    kernel no longer moves a process's memory with it (cgroup v1's ``move_charge_at_immigrate``
+    is gone from recent kernels), what the process holds stays charged where it was, so the new
+    cgroup gets the limit less that."""
+    own = Path("/proc/self/cgroup").read_text().splitlines()
+    v1 = next((line.split(":", 2)[2] for line in own if line.split(":")[1] == "memory"), None)
+    v2 = next((line.split(":", 2)[2] for line in own if line.startswith("0::")), None)
+    made: Path | None = None
+    described = ""
+    try:
+        if v1 is not None and Path("/sys/fs/cgroup/memory").is_dir():
+            made = Path("/sys/fs/cgroup/memory") / v1.lstrip("/") / f"dynamo-webhook-e2e-{os.getpid()}"
+            made.mkdir()
+            try:
+                (made / "memory.move_charge_at_immigrate").write_text("3")
+                room, how = limit, ""
+            except OSError:
+                room, how = limit - rss(pid), ", less what it held when moved in"
+            (made / "memory.limit_in_bytes").write_text(str(room))
+            (made / "cgroup.procs").write_text(str(pid))
+            described = f"cgroup v1 memory limit {limit // 2**20} MiB{how}"
+        elif v2 is not None and Path("/sys/fs/cgroup/cgroup.controllers").is_file():
+            made = Path("/sys/fs/cgroup") / v2.lstrip("/") / f"dynamo-webhook-e2e-{os.getpid()}"
+            made.mkdir()
+            (made / "memory.max").write_text(str(limit))
+            (made / "cgroup.procs").write_text(str(pid))
+            described = f"cgroup v2 memory.max {limit // 2**20} MiB"
+        else:
+            raise OSError("no memory cgroup hierarchy")
+    except OSError as err:
+        described = f"no cgroup ({err}): peak RSS read from /proc only"
+        if made is not None:
+            with contextlib.suppress(OSError):
+                made.rmdir()
+            made = None
+    try:
+        yield described
+    finally:
+        if made is not None:
+            with contextlib.suppress(OSError):
+                (made.parent / "cgroup.procs").write_text(str(pid))
+            with contextlib.suppress(OSError):
+                made.rmdir()
+
+
+def rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmRSS for process {pid}")
+
+
+def _dgd(base: dict[str, Any], ns: str, index: int) -> bytes:
+    obj = copy.deepcopy(base)
+    obj["metadata"] = {"name": f"dgd-{index:05d}", "namespace": ns}
+    return orjson.dumps(obj)
+
+
+@pytest.fixture(scope="module")
+def stored_alpha(cluster: Cluster, e2e_figures: list[str]) -> str:
+    """A namespace holding COUNT DGDs stored as v1alpha1 (created while v1alpha1 was the storage
+    version, through the service's admission webhooks like any write)."""
+    ns = namespace(cluster.kubectl, "e2e-list-large")
+    base = yaml.safe_load(SOURCE.read_text())
+    path = f"/apis/nvidia.com/v1alpha1/namespaces/{ns}/{PLURAL}"
+    set_storage_version(cluster, PLURAL, "v1alpha1")
+    start = time.perf_counter()
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            statuses = list(pool.map(lambda i: cluster.cp.raw("POST", path, _dgd(base, ns, i), timeout=60)[0],
+                                     range(COUNT)))
+    finally:
+        set_storage_version(cluster, PLURAL, "v1beta1")
+    elapsed = time.perf_counter() - start
+    assert statuses.count(201) == COUNT, {s: statuses.count(s) for s in set(statuses)}
+    stored = stored_versions(cluster.cp, PLURAL)
+    assert {stored[f"{ns}/dgd-{i:05d}"] for i in range(0, COUNT, 97)} == {"v1alpha1"}
+    e2e_figures.append(f"CREATE {COUNT} v1alpha1 DGDs (8 at a time, through both admission webhooks): {elapsed:.1f} s")
+    return ns
+
+
+def test_list_of_10000_stored_as_v1alpha1_read_as_v1beta1_within_the_limits(
+    cluster: Cluster, stored_alpha: str, e2e_figures: list[str]
+) -> None:
+    service = cluster.service
+    assert service.proc is not None and service.proc.popen is not None
+    pid = service.proc.popen.pid
+    limit = memory_limit()
+    reset_peak(pid)
+    with memory_cgroup(pid, limit) as held:
+        start = time.perf_counter()
+        out = cluster.kubectl(
+            "get", f"{PLURAL}.v1beta1.nvidia.com", "-n", stored_alpha, "--chunk-size=0", "-o", "json",
+            timeout=WEBHOOK_TIMEOUT * 4,
+        )
+        elapsed = time.perf_counter() - start
+        peak = peak_rss(pid)
+    items = out.json()["items"]
+    assert len(items) == COUNT
+    assert {item["apiVersion"] for item in items} == {BETA}
+    assert all(item["spec"].get("components") for item in items[:: COUNT // 50])
+    assert service.proc.popen.poll() is None, "the service died"
+    assert elapsed < WEBHOOK_TIMEOUT, f"the LIST took {elapsed:.1f} s"
+    assert peak <= limit, f"peak RSS {peak / 2**20:.0f} MiB over the limit of {limit / 2**20:.0f} MiB"
+    e2e_figures.append(
+        f"LIST {COUNT} DGDs stored as v1alpha1 as v1beta1 (kubectl --chunk-size=0): {elapsed:.1f} s; "
+        f"service peak RSS {peak / 2**20:.0f} MiB ({held})"
+    )
+
+
+def _post(port: int, ca: Path, body: bytes) -> tuple[int, bytes]:
+    context = ssl.create_default_context(cafile=str(ca))
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=120)
+    try:
+        conn.request("POST", "/convert", body=body, headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def list_review(objects: int) -> bytes:
+    """A ConversionReview of ``objects`` stored v1alpha1 DGDs to v1beta1 (bench.payloads)."""
+    return orjson.dumps(payloads.list_review(objects))
+
+
+def test_a_review_near_the_size_limit_is_answered_in_time_within_the_memory_limit(
+    cluster: Cluster, e2e_figures: list[str]
+) -> None:
+    service = cluster.service
+    assert service.proc is not None and service.proc.popen is not None
+    pid = service.proc.popen.pid
+    body = list_review(LARGE_REVIEW_OBJECTS)
+    assert 48 * 2**20 < len(body) <= 64 * 2**20
+    limit = memory_limit()
+    reset_peak(pid)
+    with memory_cgroup(pid, limit) as held:
+        start = time.perf_counter()
+        status, answer = _post(service.port, service.cert_dir / "ca.crt", body)
+        elapsed = time.perf_counter() - start
+        peak = peak_rss(pid)
+    assert status == 200, answer[:500]
+    response = orjson.loads(answer)["response"]
+    assert response["result"] == {"status": "Success"}
+    converted = response["convertedObjects"]
+    assert len(converted) == LARGE_REVIEW_OBJECTS
+    assert {obj["apiVersion"] for obj in converted} == {BETA}
+    assert service.proc.popen.poll() is None, "the service died"
+    assert elapsed <= LARGE_REVIEW_SECONDS, f"answered after {elapsed:.1f} s"
+    assert peak <= limit, f"peak RSS {peak / 2**20:.0f} MiB over the limit of {limit / 2**20:.0f} MiB"
+    e2e_figures.append(
+        f"ConversionReview of {LARGE_REVIEW_OBJECTS} v1alpha1 DGDs ({len(body) / 2**20:.0f} MiB) to v1beta1: "
+        f"{elapsed:.1f} s, service peak RSS {peak / 2**20:.0f} MiB ({held})"
+    )
+    assert ALPHA not in {obj["apiVersion"] for obj in converted}
