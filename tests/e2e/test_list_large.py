@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import http.client
 import os
-import ssl
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +25,7 @@ import pytest
 import yaml
 
 from bench import payloads
+from bench.bench_large import peak_kib, post
 from tests.e2e.cluster import Cluster
 from tests.e2e.legacy import set_storage_version, stored_versions
 from tests.e2e.objects import ALPHA, BETA, namespace
@@ -59,10 +58,7 @@ def memory_limit() -> int:
 
 
 def peak_rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError(f"no VmHWM for process {pid}")
+    return peak_kib(pid) * 1024
 
 
 def reset_peak(pid: int) -> None:
@@ -182,17 +178,6 @@ def test_list_of_10000_stored_as_v1alpha1_read_as_v1beta1_within_the_limits(
     )
 
 
-def _post(port: int, ca: Path, body: bytes) -> tuple[int, bytes]:
-    context = ssl.create_default_context(cafile=str(ca))
-    conn = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=120)
-    try:
-        conn.request("POST", "/convert", body=body, headers={"Content-Type": "application/json"})
-        response = conn.getresponse()
-        return response.status, response.read()
-    finally:
-        conn.close()
-
-
 def list_review(objects: int) -> bytes:
     """A ConversionReview of ``objects`` stored v1alpha1 DGDs to v1beta1 (bench.payloads)."""
     return orjson.dumps(payloads.list_review(objects))
@@ -210,7 +195,7 @@ def test_a_review_near_the_size_limit_is_answered_in_time_within_the_memory_limi
     reset_peak(pid)
     with memory_cgroup(pid, limit) as held:
         start = time.perf_counter()
-        status, answer = _post(service.port, service.cert_dir / "ca.crt", body)
+        status, answer = post(service.port, service.cert_dir / "ca.crt", body)
         elapsed = time.perf_counter() - start
         peak = peak_rss(pid)
     assert status == 200, answer[:500]
