@@ -207,7 +207,7 @@ class _Like:
         ones in a row, and a guess is only checked on up to :data:`GUESS_BYTES`, so that the
         guesses cost at most a pass over the body and a bounded decode per element."""
         pattern = self._next
-        if pattern is None or self._buf[pos] != 0x7B:
+        if pattern is None or pos >= len(self._buf) or self._buf[pos] != 0x7B:
             return -1
         if self._found < pos:
             match = pattern.search(self._buf, pos)

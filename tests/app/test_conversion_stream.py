@@ -188,6 +188,7 @@ def _broken(body: bytes) -> list[bytes]:
         body + b"}",
         body[:-1],
         body[:middle],
+        body[: body.index(b"},{") + 2],  # cut after the comma between two objects
         body[:middle] + b"\xff" + body[middle:],
         body.replace(b'"uid":', b'"uid" ', 1),
         body.replace(b"},{", b"},,{", 1),

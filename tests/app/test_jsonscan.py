@@ -85,6 +85,8 @@ def test_a_damaged_document_is_refused_where_a_decoder_refuses_it(value: Any, da
         (b"[[1}]", 3, "unexpected '}'"),
         (b"[[1]", 4, "unexpected end of data"),
         (b"[1] x", 4, "trailing characters"),
+        (b'[{"a":1},', 9, "unexpected end of data"),
+        (b'[{"apiVersion":"v1","kind":"K"},', 32, "unexpected end of data"),
     ],
 )
 def test_problems_are_told_with_their_offset(text: bytes, offset: int, words: str) -> None:
