@@ -99,14 +99,14 @@ def _walk(buf: Buffer) -> _Envelope:
     request: dict[str, Any] = {}
 
     def walk_objects(buf: Buffer, at: int) -> int:
-        if buf[at] != 0x5B:
+        if _opens(buf, at) != 0x5B:
             found.spans = None
             return value_end(buf, at, MAX_DEPTH - 2)
         found.spans = array("q")
         return elements(buf, at, OBJECT_DEPTH, found.spans)
 
     def walk_request(buf: Buffer, at: int) -> int:
-        if buf[at] != 0x7B:
+        if _opens(buf, at) != 0x7B:
             return value_end(buf, at, MAX_DEPTH - 1)
         listed, end = members(buf, at, MAX_DEPTH - 2, {"objects": walk_objects})
         request.clear()
@@ -130,6 +130,11 @@ def _walk(buf: Buffer) -> _Envelope:
         found.spans = None
     found.review = review
     return found
+
+
+def _opens(buf: Buffer, at: int) -> int:
+    """The byte a value starts with (-1 past the end, which :func:`value_end` then refuses)."""
+    return buf[at] if at < len(buf) else -1
 
 
 def _last(listed: list[tuple[str, int, int]]) -> dict[str, tuple[int, int]]:

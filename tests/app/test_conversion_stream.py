@@ -250,6 +250,15 @@ def test_any_conversion_document_is_answered_alike(doc: Any, data: st.DataObject
     cut = data.draw(st.integers(0, len(body)))
     noise = data.draw(st.binary(max_size=3))
     assert_same_answer(body[:cut] + noise + body[cut:])
+    assert_same_answer(body[:cut])
+
+
+@pytest.mark.parametrize("objects", [0, 1, 3])
+def test_a_body_cut_anywhere_is_a_400(objects: int) -> None:
+    body = orjson.dumps(review(stored_dgds(objects)))
+    for cut in range(len(body)):
+        answer = assert_same_answer(body[:cut])
+        assert isinstance(answer, BadRequest) and answer.code == 400
 
 
 # --------------------------------------------------------------------------- pieces and memory
