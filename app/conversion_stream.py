@@ -36,6 +36,7 @@ from app.jsonscan import (
     Buffer,
     ScanError,
     TooDeep,
+    TooMany,
     document_end,
     elements,
     loads,
@@ -58,6 +59,13 @@ from app.reviews import (
 #: Encoded objects are joined into pieces of about this many bytes (a piece is sent as one body
 #: message; joining more would only copy more at once).
 PIECE_BYTES = 1024 * 1024
+#: The most objects one review may list: far more than the 64 MiB body limit holds of objects a
+#: cluster stores (a few hundred bytes at the least), and a bound on what the walk notes of them
+#: (16 bytes each) whatever the limit is set to, however small the elements.
+MAX_OBJECTS = 1_000_000
+#: The most members the review, or its request, may hold (a review has three of each): a bound on
+#: what the walk holds of them.
+MAX_MEMBERS = 1000
 #: Once the pieces held come to this many bytes, each further piece is held packed
 #: (:class:`~app.reviews.Packed`): the answer of a 64 MiB review is about 80 MiB encoded, which
 #: would double what the review holds; packed, it is a tenth of that. Smaller answers do not pay
@@ -103,12 +111,12 @@ def _walk(buf: Buffer) -> _Envelope:
             found.spans = None
             return value_end(buf, at, MAX_DEPTH - 2)
         found.spans = array("q")
-        return elements(buf, at, OBJECT_DEPTH, found.spans)
+        return elements(buf, at, OBJECT_DEPTH, found.spans, MAX_OBJECTS)
 
     def walk_request(buf: Buffer, at: int) -> int:
         if _opens(buf, at) != 0x7B:
             return value_end(buf, at, MAX_DEPTH - 1)
-        listed, end = members(buf, at, MAX_DEPTH - 2, {"objects": walk_objects})
+        listed, end = members(buf, at, MAX_DEPTH - 2, {"objects": walk_objects}, most=MAX_MEMBERS)
         request.clear()
         for name, (a, b) in _last(listed).items():
             # The spans noted are the last list's: the one a decoder keeps, when it is the last.
@@ -118,7 +126,7 @@ def _walk(buf: Buffer) -> _Envelope:
             found.spans = None
         return end
 
-    listed, end = members(buf, start, MAX_DEPTH - 1, {"request": walk_request})
+    listed, end = members(buf, start, MAX_DEPTH - 1, {"request": walk_request}, most=MAX_MEMBERS)
     document_end(buf, end)
     review: dict[str, Any] = {}
     for name, (a, b) in _last(listed).items():
@@ -147,6 +155,8 @@ def _last(listed: list[tuple[str, int, int]]) -> dict[str, tuple[int, int]]:
 
 
 def _bad_json(exc: ScanError) -> BadRequest:
+    if isinstance(exc, TooMany):  # request.objects, or an object of the envelope
+        return BadRequest(f"request body is too large a review: {exc}", 413)
     if isinstance(exc, TooDeep):
         return BadRequest(f"JSON nesting deeper than {MAX_DEPTH} levels")
     return BadRequest(f"request body is not valid JSON: {exc}")
@@ -221,10 +231,12 @@ def review_conversion_body(body: Buffer) -> Outcome:
         batch: list[bytes] = []
         batch_bytes = held = 0
         done: list[tuple[str, str]] = []
+        directions: dict[tuple[str, str], tuple[str, str]] = {}
         while index < count:
             obj, big_numbers = _object(body, spans, index) if spans is not None else (listed[index], False)
             decoded += 1
             out, direction = convert_one(obj, index, desired, big_numbers)
+            direction = directions.setdefault(direction, direction)  # one tuple per kind and way
             del obj
             encoded = orjson.dumps(out)
             del out

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 import orjson
@@ -71,6 +71,10 @@ class ScanError(ValueError):
 
 class TooDeep(ScanError):
     """The value nests deeper than the levels it may span."""
+
+
+class TooMany(ScanError):
+    """An array holds more elements than its reader takes."""
 
 
 def skip_ws(buf: Buffer, pos: int) -> int:
@@ -149,11 +153,11 @@ def _after_item(buf: Buffer, pos: int, closer: int, what: str) -> tuple[int, boo
 Descend = Callable[[Buffer, int], int]
 
 
-def elements(buf: Buffer, pos: int, depth: int, spans: array[int]) -> int:
-    """Append the start and end of each element of the array starting at ``pos`` to ``spans``
-    (two entries per element, in order); return where the array ends. ``depth``: the levels each
-    element may span; the walk checks it, but not for an element found by :func:`_next_like`,
-    which the caller checks when it decodes the element."""
+def each_element(buf: Buffer, pos: int, depth: int) -> Generator[tuple[int, int], None, int]:
+    """The (start, end) of each element of the array starting at ``pos``, in order; returns where
+    the array ends (``StopIteration.value``). ``depth``: the levels each element may span; the
+    walk checks it, but not for an element found by :class:`_Like`, which the caller checks when
+    it decodes the element."""
     if _byte(buf, pos, "'['") != 0x5B:
         raise ScanError("expected '['", pos)
     pos = skip_ws(buf, pos + 1)
@@ -164,11 +168,26 @@ def elements(buf: Buffer, pos: int, depth: int, spans: array[int]) -> int:
         end = like.end(pos)
         if end < 0:
             end = value_end(buf, pos, depth)
-        spans.append(pos)
-        spans.append(end)
+        yield pos, end
         pos, done = _after_item(buf, end, 0x5D, "an array element")
         if done:
             return pos
+
+
+def elements(buf: Buffer, pos: int, depth: int, spans: array[int], most: int = 0) -> int:
+    """:func:`each_element`'s spans appended to ``spans`` (two entries per element); returns
+    where the array ends. ``most``: when not 0, more elements than that raise :class:`TooMany`
+    (``spans`` takes 16 bytes for each)."""
+    walk = each_element(buf, pos, depth)
+    while True:
+        try:
+            start, end = next(walk)
+        except StopIteration as stop:
+            return int(stop.value)
+        spans.append(start)
+        spans.append(end)
+        if most and len(spans) > 2 * most:
+            raise TooMany(f"more than {most} elements", start)
 
 
 class _Like:
@@ -253,25 +272,19 @@ def _one_value(buf: Buffer, start: int, end: int) -> bool:
     return True
 
 
-def members(
-    buf: Buffer,
-    pos: int,
-    depth: int,
-    descend: Mapping[str, Descend] | None = None,
-    stop_after: int = 0,
-) -> tuple[list[tuple[str, int, int]], int]:
+def each_member(
+    buf: Buffer, pos: int, depth: int, descend: Mapping[str, Descend] | None = None
+) -> Generator[tuple[str, int, int], None, int]:
     """The (name, start, end) of each member's value of the object starting at ``pos``, in
-    order (a repeated name is listed each time; a decoder keeps the last), and where the object
-    ends. ``depth``: the levels each value may span. A member named in ``descend`` is walked by
-    that function (given the buffer and the value's start, it returns the value's end), so that
-    a caller reading inside a large value does not walk it twice. ``stop_after``: when not 0,
-    the walk stops after that many members (the end returned is then that member's end)."""
+    order (a repeated name each time; a decoder keeps the last); returns where the object ends
+    (``StopIteration.value``). ``depth``: the levels each value may span. A member named in
+    ``descend`` is walked by that function (given the buffer and the value's start, it returns
+    the value's end), so that a caller reading inside a large value does not walk it twice."""
     if _byte(buf, pos, "'{'") != 0x7B:
         raise ScanError("expected '{'", pos)
-    found: list[tuple[str, int, int]] = []
     pos = skip_ws(buf, pos + 1)
     if _byte(buf, pos, "a string or '}'") == 0x7D:
-        return found, pos + 1
+        return pos + 1
     while True:
         if _byte(buf, pos, "a member name") != 0x22:
             raise ScanError("expected a member name", pos)
@@ -285,12 +298,35 @@ def members(
         start = skip_ws(buf, pos + 1)
         walk = descend.get(name) if descend else None
         end = walk(buf, start) if walk is not None else value_end(buf, start, depth)
-        found.append((name, start, end))
-        if len(found) == stop_after:
-            return found, end
+        yield name, start, end
         pos, done = _after_item(buf, end, 0x7D, "an object member")
         if done:
-            return found, pos
+            return pos
+
+
+def members(
+    buf: Buffer,
+    pos: int,
+    depth: int,
+    descend: Mapping[str, Descend] | None = None,
+    stop_after: int = 0,
+    most: int = 0,
+) -> tuple[list[tuple[str, int, int]], int]:
+    """:func:`each_member`'s members as a list, and where the object ends. ``stop_after``: when
+    not 0, the walk stops after that many members (the end returned is then that member's end);
+    ``most``: when not 0, more members than that raise :class:`TooMany`."""
+    found: list[tuple[str, int, int]] = []
+    walk = each_member(buf, pos, depth, descend)
+    while True:
+        try:
+            member = next(walk)
+        except StopIteration as stop:
+            return found, int(stop.value)
+        found.append(member)
+        if len(found) == stop_after:
+            return found, member[2]
+        if most and len(found) > most:
+            raise TooMany(f"more than {most} members", member[1])
 
 
 def loads(buf: Buffer, start: int, end: int) -> Any:
@@ -317,12 +353,10 @@ def validate(buf: Buffer, start: int, end: int, depth: int) -> None:
         loads(buf, start, end)
         return
     if buf[start] == 0x5B:
-        spans: array[int] = array("q")
-        elements(buf, start, depth - 1, spans)
-        for i in range(0, len(spans), 2):
-            validate(buf, spans[i], spans[i + 1], depth - 1)
+        for a, b in each_element(buf, start, depth - 1):
+            validate(buf, a, b, depth - 1)
     else:
-        for _, a, b in members(buf, start, depth - 1)[0]:
+        for _, a, b in each_member(buf, start, depth - 1):
             validate(buf, a, b, depth - 1)
 
 

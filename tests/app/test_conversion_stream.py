@@ -298,3 +298,22 @@ def test_memory_grows_with_one_object_not_with_the_review() -> None:
     # decoded whole, the same review allocates many times its size
     peak_whole, _ = _peak_above(lambda b: review_conversion(parse_json(b)), large)
     assert peak_whole > 4 * len(large)
+
+
+def test_a_review_listing_too_many_objects_or_members_is_a_413(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the walk notes of a body is bounded however small its elements are: a list of more
+    objects than MAX_OBJECTS, or an envelope object of more members than MAX_MEMBERS, is refused."""
+    from app import conversion_stream
+
+    monkeypatch.setattr(conversion_stream, "MAX_OBJECTS", 50)
+    monkeypatch.setattr(conversion_stream, "MAX_MEMBERS", 10)
+    fine = orjson.dumps(review([1] * 50))
+    assert isinstance(streamed(fine), Outcome)
+    for body in (
+        orjson.dumps(review([1] * 51)),
+        orjson.dumps(review([], **{f"x{i}": i for i in range(10)})),
+        orjson.dumps({**review([]), **{f"y{i}": i for i in range(8)}}),
+    ):
+        answer = streamed(body)
+        assert isinstance(answer, BadRequest) and answer.code == 413
+        assert answer.message.startswith("request body is too large a review: more than ")
