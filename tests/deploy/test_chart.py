@@ -272,3 +272,34 @@ def test_notes_tell_how_to_check() -> None:
     assert examples
     for example in examples:
         assert (DEPLOY.parent / example).is_file(), example
+
+
+# --- the README's "Install with Helm" -------------------------------------------------------------
+
+
+def helm_section() -> str:
+    readme = (DEPLOY.parent / "README.md").read_text()
+    return readme.split("### Install with Helm", 1)[1].split("\n### ", 1)[0]
+
+
+def test_readme_install_command_renders() -> None:
+    block = helm_section().split("```sh", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    words = block.split()
+    assert words[:4] == ["helm", "install", "dynamo-webhook", "charts/dynamo-webhook"], words
+    sets = [words[i + 1] for i, w in enumerate(words) if w == "--set"]
+    assert "--wait" in words and sets
+    chart = render(*sets)
+    assert one(chart, "Deployment")["spec"]["template"]["spec"]["containers"][0]["image"].startswith(
+        "registry.example.com/dynamo-webhook:")
+
+
+def test_readme_values_table_names_chart_values() -> None:
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    rows = [line for line in helm_section().splitlines() if line.startswith("| `")]
+    assert rows
+    for row in rows:
+        for name in re.findall(r"`([a-zA-Z.]+)`", row.split("|")[1]):
+            node = values
+            for part in name.split("."):
+                assert isinstance(node, dict) and part in node, name
+                node = node[part]
