@@ -93,6 +93,8 @@ class Service:
     kubeconfig: Path
     args: tuple[str, ...] = ()
     port: int = field(default_factory=free_port)
+    #: Settings as a pod gets them (``DYNAMO_WEBHOOK_*``); the flags above win over them.
+    env: dict[str, str] = field(default_factory=dict)
     metrics_port: int = field(default_factory=free_port)
     proc: Proc | None = None
     starts: int = 0
@@ -116,7 +118,7 @@ class Service:
             "--cert-mode", "auto", "--kubeconfig", str(self.kubeconfig), "--namespace", NAMESPACE,
             "--no-print-curl", *self.args,
         ], self.log_path)
-        self.proc.start(env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.proc.start(env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"})
 
     def stop(self, grace: float = 20.0) -> None:
         if self.proc is not None:

@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "scripts" / "kube-testenv"
 ENV_BIN = "DYNAMO_WEBHOOK_TESTENV_BIN"
 ENV_ERROR = "DYNAMO_WEBHOOK_TESTENV_ERROR"
-BINARIES = ("etcd", "kube-apiserver", "kubectl")
+BINARIES = ("etcd", "kube-apiserver", "kubectl", "helm")
 
 
 class Fatal(RuntimeError):
@@ -56,7 +56,7 @@ class TestenvUnavailable(RuntimeError):
 
 
 def binaries() -> Path:
-    """The directory with etcd, kube-apiserver and kubectl: from ``$DYNAMO_WEBHOOK_TESTENV_BIN``, else the
+    """The directory with etcd, kube-apiserver, kubectl and helm: from ``$DYNAMO_WEBHOOK_TESTENV_BIN``, else the
     cache ``scripts/kube-testenv --check`` reports. Never builds (a cold build takes many minutes and
     belongs to ``scripts/test``/``scripts/kube-testenv``, not to a test's time budget)."""
     error = os.environ.get(ENV_ERROR)
@@ -69,7 +69,7 @@ def binaries() -> Path:
         proc = subprocess.run([str(BUILD_SCRIPT), "--check"], capture_output=True, text=True, timeout=30, check=False)
         if proc.returncode != 0:
             raise TestenvUnavailable(
-                "kube-apiserver, etcd and kubectl are not built on this machine: run scripts/kube-testenv "
+                "kube-apiserver, etcd, kubectl and helm are not built on this machine: run scripts/kube-testenv "
                 "(needs Go and the Go module proxy), or run the suite with scripts/test, which builds them"
             )
         path = Path(proc.stdout.strip())
