@@ -43,7 +43,6 @@ from app.inventory import (
     JsonObj,
     Listing,
     Progress,
-    add_connection_arguments,
     collection_path,
     connect,
     fail,
@@ -52,7 +51,7 @@ from app.inventory import (
     select_kinds,
 )
 from app.roundtrip import convert_one, roundtrip_problems
-from app.settings import ADMISSION_FIELDS, Settings, add_settings_arguments, settings_from_args
+from app.settings import ADMISSION_FIELDS, Settings, settings_from_args
 from app.webhooks import WEBHOOK_ROUTES
 from certs.kube import ApiError, lease_path
 from certs.leases import LEASE_NAME, lease_expired
@@ -570,26 +569,3 @@ def cmd_audit(args: argparse.Namespace) -> int:
     else:
         render_table(report, sys.stdout, show_all=args.show_all)
     return report.exit_code
-
-
-def register(subparsers: Any) -> None:
-    audit = subparsers.add_parser(
-        "audit",
-        help="check every Dynamo object of a cluster against these admission and conversion rules (read-only)",
-        description="List every Dynamo object (read-only) and run the server's own code on each: mutate then "
-        "validate as a no-op UPDATE and as a CREATE, and a conversion round trip through both versions. "
-        "Exit 0 when nothing would be refused, 1 when anything would be, 2 when the cluster cannot be read. "
-        "The admission settings are serve's (flags or DYNAMO_WEBHOOK_* variables): pass the ones you plan to "
-        "upgrade with.",
-    )
-    add_connection_arguments(audit)
-    scope = audit.add_mutually_exclusive_group()
-    scope.add_argument("-n", "--namespace", default=None, help="namespace to audit (default: the context's)")
-    scope.add_argument("-A", "--all-namespaces", action="store_true", help="audit every namespace")
-    audit.add_argument("--kinds", default=None, metavar="KIND,...",
-                       help="only these kinds (kind, plural or short name: dgd, dcd, dgdr, dgdsa, dm, dckpt)")
-    audit.add_argument("-o", "--output", choices=["table", "json"], default="table")
-    audit.add_argument("--show-all", action="store_true", help="table: also list objects without findings")
-    audit.add_argument("--page-size", type=int, default=500, help="objects per LIST page (default %(default)s)")
-    add_settings_arguments(audit.add_argument_group("admission settings (as for serve)"), only=ADMISSION_FIELDS)
-    audit.set_defaults(func=cmd_audit)

@@ -1,4 +1,5 @@
-"""``dynamo-webhook certs``: ``ensure`` (one pass or the loop; usable as an init container) and ``status``."""
+"""``dynamo-webhook certs``: ``ensure`` (one pass or the loop; usable as an init container) and ``status``
+(their flags: :mod:`app.tool_args`)."""
 
 from __future__ import annotations
 
@@ -9,91 +10,20 @@ import signal
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from kubernetes.config.config_exception import ConfigException
 
+from app.settings import settings_default
 from certs.kube import ApiError, Kube, in_cluster_namespace, load_api_client
-from certs.loop import DEFAULT_SECRET_NAME, CertConfig, Reconciler, ReconcileResult
+from certs.loop import CertConfig, Reconciler, ReconcileResult
 from certs.status import collect_status, render
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def _connection_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--namespace",
-        default=None,
-        help="namespace of the webhook Service and Secret (default: the pod's service-account namespace)",
-    )
-    parser.add_argument(
-        "--service-name", required=True, help="webhook Service name (serving certificate SANs)"
-    )
-    parser.add_argument(
-        "--secret-name", default=DEFAULT_SECRET_NAME, help="TLS Secret name (default %(default)s)"
-    )
-    parser.add_argument(
-        "--kubeconfig", default=None, help="kubeconfig file (default: $KUBECONFIG, in-cluster)"
-    )
-    parser.add_argument(
-        "--mode", choices=["auto", "manual"], default="auto", help="certificate provisioning mode"
-    )
-    parser.add_argument(
-        "--cluster-domain", default="cluster.local", help="cluster DNS domain (default %(default)s)"
-    )
-
-
-def register(subparsers: Any) -> None:
-    """Add the ``certs`` sub-command (with ``ensure`` and ``status``) to an argparse sub-parser set."""
-    certs = subparsers.add_parser(
-        "certs",
-        help="provision webhook certificates and keep caBundles in sync",
-        description="Manage the webhook's TLS Secret and the caBundles of its webhook configurations and CRDs.",
-    )
-    sub = certs.add_subparsers(dest="certs_command", metavar="{ensure,status}")
-    sub.required = True
-
-    ensure = sub.add_parser(
-        "ensure",
-        help="make certificates and caBundles right (once, or continuously)",
-        description="With --once: one reconcile pass; exit 0 when everything is in place, 1 with the reasons "
-        "otherwise. Without --once: keep reconciling (interval plus watch events) until SIGTERM/SIGINT.",
-    )
-    _connection_args(ensure)
-    ensure.add_argument("--once", action="store_true", help="one pass, then exit (init containers, jobs)")
-    ensure.add_argument(
-        "--cert-dir",
-        type=Path,
-        default=None,
-        help="also write tls.crt, tls.key and ca.crt into this directory",
-    )
-    ensure.add_argument("--interval", type=float, default=60.0, help="seconds between passes (jittered)")
-    ensure.add_argument(
-        "--wait",
-        type=float,
-        default=0.0,
-        metavar="SECONDS",
-        help="with --once: repeat the pass (backing off) for up to this long before giving up, e.g. while "
-        "cert-manager has not written the Secret yet (default: no retry)",
-    )
-    ensure.set_defaults(func=cmd_ensure)
-
-    status = sub.add_parser(
-        "status",
-        help="show expiry dates, SANs, and which objects carry which CA",
-        description="Read-only. Exit 0 when everything is up to date, 1 when something is out of date.",
-    )
-    _connection_args(status)
-    status.add_argument("-o", "--output", choices=["text", "json"], default="text")
-    status.set_defaults(func=cmd_status)
-
-
-def _config(args: argparse.Namespace, **extra: Any) -> CertConfig | None:
-    namespace = args.namespace or in_cluster_namespace()
-    if not namespace:
-        print("certs: --namespace is required outside a cluster", file=sys.stderr)
-        return None
+def _config(args: argparse.Namespace, **extra: Any) -> CertConfig:
+    namespace = args.namespace or in_cluster_namespace() or settings_default("namespace")
     return CertConfig(
         mode=args.mode,
         namespace=namespace,
@@ -117,8 +47,6 @@ def cmd_ensure(args: argparse.Namespace) -> int:
     if args.cert_dir is not None:
         extra.update(cert_dir=args.cert_dir, write_files=True)
     config = _config(args, **extra)
-    if config is None:
-        return EXIT_USAGE
     api = _api(args)
     if api is None:
         return EXIT_USAGE
@@ -181,8 +109,6 @@ def _run_loop(reconciler: Reconciler) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     config = _config(args)
-    if config is None:
-        return EXIT_USAGE
     api = _api(args)
     if api is None:
         return EXIT_USAGE

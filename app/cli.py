@@ -3,39 +3,26 @@
 The offline commands call the same dispatch functions as the server, so a manifest that
 ``lint`` accepts is one the running webhook admits, and ``convert`` writes what ``/convert``
 would answer.
+
+Building the parser loads neither the server nor the rules nor the Kubernetes client: each
+command imports what it runs, so ``--help`` and ``--version`` answer at once. Every option's help
+shows its default.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import sys
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonpatch
-import orjson
-
-from app import audit, certs_cli, storage_migrate
-from app.dispatch import review_admission, review_conversion
-from app.documents import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    EXIT_USAGE,
-    Document,
-    InputError,
-    dump,
-    is_dynamo,
-    iter_documents,
-    load_documents,
-)
-from app.errors import BadRequest
-from app.migrate import migrate
+from app import tool_args
 from app.settings import Settings, add_settings_arguments, settings_from_args
-from app.webhooks import WEBHOOK_ROUTES
-from domain.admission import AdmissionContext
 from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION
+
+if TYPE_CHECKING:
+    from app.documents import Document
 
 JSONObject = dict[str, Any]
 
@@ -44,6 +31,14 @@ JSONObject = dict[str, Any]
 
 
 def cmd_review(args: argparse.Namespace) -> int:
+    import orjson
+
+    from app.dispatch import review_admission, review_conversion
+    from app.documents import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError, dump, is_dynamo, load_documents
+    from app.errors import BadRequest
+    from app.webhooks import WEBHOOK_ROUTES
+    from domain.admission import AdmissionContext
+
     settings = Settings()
     ctx = AdmissionContext(settings=settings.admission_settings())
     routes = {r.path: r for r in WEBHOOK_ROUTES}
@@ -53,6 +48,11 @@ def cmd_review(args: argparse.Namespace) -> int:
             raise InputError(f"{args.file}: expected exactly one review, found {len(docs)} documents")
         doc = docs[0]
         kind = doc.get("kind") if isinstance(doc, dict) else None
+        if is_dynamo(doc):
+            raise InputError(
+                f"{args.file} holds a {kind} manifest, not a review: "
+                f"`dynamo-webhook lint {args.file}` defaults and validates manifests as a CREATE"
+            )
         if kind == "ConversionReview":
             outcome = review_conversion(doc)
         else:
@@ -105,6 +105,13 @@ def _findings(label: str, response: JSONObject) -> list[str]:
 
 def lint_document(doc: Document, ctx: Any, diff: bool) -> tuple[list[str], list[str], list[str]]:
     """Default then validate one manifest as a CREATE. Returns (denials, warnings, diff lines)."""
+    import base64
+
+    import jsonpatch
+    import orjson
+
+    from app.dispatch import review_admission
+
     label = f"{doc.label} {doc.ident}"
     mutated = review_admission(_admission_review_for(doc.body), "mutate", ctx).response
     warnings = [f"{label}: warning: {w}" for w in mutated.get("warnings", [])]
@@ -126,6 +133,9 @@ def lint_document(doc: Document, ctx: Any, diff: bool) -> tuple[list[str], list[
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    from app.documents import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError, is_dynamo, iter_documents
+    from domain.admission import AdmissionContext
+
     settings = Settings(
         feature_grove=args.feature_grove, feature_checkpoint=args.feature_checkpoint
     )
@@ -151,6 +161,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    from app.documents import EXIT_USAGE, InputError, iter_documents
+    from app.migrate import migrate
+
     try:
         docs = list(iter_documents(args.files))
     except InputError as exc:
@@ -163,18 +176,53 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    # The server (uvicorn, FastAPI) is imported only when serving: the offline commands start
-    # without loading it.
     from app.server import serve
 
     return serve(settings_from_args(args))
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Each option's help ends with its default, unless it has none worth showing (None, a switch's
+    False) or its help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or action.default is False or action.default is argparse.SUPPRESS:
+            return text
+        if "%(default)" in text or "(default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose help shows defaults; its sub-command parsers are of this class too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+class VersionAction(argparse.Action):
+    """``--version``: the version, the build and the operator commit, worked out only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from app.version import version_text
+
+        print(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="dynamo-webhook",
         description="Admission and conversion webhook for the NVIDIA Dynamo operator's nvidia.com resources.",
     )
+    parser.add_argument("--version", action=VersionAction,
+                        help="print the version, the build (python or compiled) and the operator commit it matches")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = sub.add_parser(
@@ -193,8 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
         "the server would send. Exit 0 allowed/success, 1 denied/failure, 2 unreadable input.",
     )
     review.add_argument("file", help="review file, or - for standard input")
-    review.add_argument("--path", default="/validate", help="webhook path for AdmissionReviews (default /validate)")
-    review.add_argument("-o", "--output", choices=["json", "yaml"], default="json")
+    review.add_argument("--path", default="/validate", help="webhook path for AdmissionReviews")
+    review.add_argument("-o", "--output", choices=["json", "yaml"], default="json", help="output format")
     review.set_defaults(func=cmd_review)
 
     lint = sub.add_parser(
@@ -218,16 +266,17 @@ def build_parser() -> argparse.ArgumentParser:
         "order kept) and print them. A report of what moved into payload annotations goes to stderr.",
     )
     convert.add_argument("files", nargs="+", metavar="FILE", help="YAML/JSON manifests (multi-document); - for stdin")
-    convert.add_argument("--to", default=HUB_API_VERSION, choices=[HUB_API_VERSION, ALPHA_API_VERSION])
-    convert.add_argument("-o", "--output", choices=["yaml", "json"], default="yaml")
+    convert.add_argument("--to", default=HUB_API_VERSION, choices=[HUB_API_VERSION, ALPHA_API_VERSION],
+                         help="API version to convert to")
+    convert.add_argument("-o", "--output", choices=["yaml", "json"], default="yaml", help="output format")
     convert.add_argument("--check", action="store_true",
                          help="prove every document round-trips; exit 1 naming the fields that would not")
     convert.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
     convert.set_defaults(func=cmd_convert)
 
-    certs_cli.register(sub)
-    audit.register(sub)
-    storage_migrate.register(sub)
+    tool_args.register_certs(sub)
+    tool_args.register_audit(sub)
+    tool_args.register_storage_migrate(sub)
     return parser
 
 

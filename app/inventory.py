@@ -155,14 +155,6 @@ class Connection:
     default_namespace: str
 
 
-def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kubeconfig", default=None,
-                        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
-    parser.add_argument("--context", default=None, help="kubeconfig context (default: the current one)")
-    parser.add_argument("--request-timeout", type=float, default=60.0, metavar="SECONDS",
-                        help="timeout of one API request (default %(default)s)")
-
-
 def connect(args: argparse.Namespace, qps: float = 0.0) -> Connection:
     """A client from ``--kubeconfig``/``--context`` (raises ``ConfigException`` without any config)."""
     api = load_api_client(args.kubeconfig, args.context)

@@ -185,13 +185,18 @@ def _few_brackets(body: bytes | bytearray) -> bool:
     return len(body.translate(None, _NOT_OPENING)) <= MAX_DEPTH
 
 
+def with_article(noun: str) -> str:
+    """``an AdmissionReview``, ``a ConversionReview``."""
+    return ("an " if noun[:1] in ("A", "E", "I", "O", "U", "a", "e", "i", "o", "u") else "a ") + noun
+
+
 def _envelope(doc: Any, kind: str, versions: tuple[str, ...]) -> tuple[str, JSONObject, str]:
     if not isinstance(doc, dict):
-        raise BadRequest(f"expected a {kind} object, got {json_type(doc)}")
+        raise BadRequest(f"expected {with_article(kind)} object, got {json_type(doc)}")
     api_version, got_kind = doc.get("apiVersion"), doc.get("kind")
     if got_kind != kind or api_version not in versions:
         raise BadRequest(
-            f"expected a {kind} ({', '.join(versions)}), got apiVersion={api_version!r} kind={got_kind!r}"
+            f"expected {with_article(kind)} ({', '.join(versions)}), got apiVersion={api_version!r} kind={got_kind!r}"
         )
     request = doc.get("request")
     if not isinstance(request, dict):

@@ -1,8 +1,12 @@
 """The pieces of a server process that ``serve`` (one process) and ``serve --workers N`` (a
 supervisor and its workers, :mod:`app.workers`) share: certificates in place, the app's state,
-the uvicorn configuration and server with its graceful drain, its event loop (with the connection
-limits of :mod:`app.connections`) and SIGHUP, the plain-HTTP metrics port and the curl hint
-printed at start.
+the listening HTTPS socket, the uvicorn configuration and server with its graceful drain, its
+event loop (with the connection limits of :mod:`app.connections`) and SIGHUP, the plain-HTTP
+metrics port and the curl hint printed at start.
+
+Both ports are bound before anything is printed: a port that cannot be bound is a
+:class:`BindError`, one line naming the address and the flags that change it, and the curl hint
+comes only once both listen.
 
 SIGHUP re-reads the serving certificate (:meth:`~app.tls.CertReloader.reread`) and changes
 nothing else: requests in flight and connections go on. It is ignored from the start of the
@@ -15,6 +19,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 import signal
 import socket
 import time
@@ -40,9 +45,50 @@ log = logging.getLogger("dynamo_webhook.server")
 
 REPO_EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CURL_EXAMPLE = "admission/dgd-v1beta1-create.json"
+#: Listen backlog of the HTTPS socket (uvicorn's default).
+BACKLOG = 2048
 
 
-def curl_hint(settings: Settings, ca_file: Path) -> str:
+class BindError(Exception):
+    """A port that cannot be bound, said in one line: the address, why, and which flags change it."""
+
+
+def bind_error(what: str, host: str, port: int, exc: OSError, flags: str) -> BindError:
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    # errno's own words: socket.create_server appends the address to strerror.
+    errno = None if isinstance(exc, socket.gaierror) else exc.errno
+    reason = (os.strerror(errno) if errno else exc.strerror or str(exc)).lower()
+    return BindError(f"cannot listen on {address} ({what}): {reason}; {flags}")
+
+
+def bind_https(settings: Settings) -> socket.socket:
+    """The HTTPS listening socket on ``host``:``port``, inheritable by workers (``"::"`` takes IPv4
+    too). Raises :class:`BindError`."""
+    host, port = settings.host, settings.port
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6 and host in ("::", ""):
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError as exc:
+        sock.close()
+        raise bind_error("HTTPS", host, port, exc, "choose another port with --port or another address with --host") from exc
+    sock.set_inheritable(True)
+    return sock
+
+
+def print_curl_hint(settings: Settings, ca_file: Path, port: int) -> None:
+    """Say that the server is up and how to try it (``print_curl``; once both ports are bound)."""
+    if settings.print_curl:
+        print("dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file, port) + "\n", flush=True)
+
+
+def curl_hint(settings: Settings, ca_file: Path, port: int | None = None) -> str:
+    """A curl command posting an example review to the server (on ``port``, the bound one, when
+    ``--port 0`` let the system choose)."""
     host = settings.host
     if host in ("0.0.0.0", "::", ""):
         host = "127.0.0.1"
@@ -52,22 +98,37 @@ def curl_hint(settings: Settings, ca_file: Path) -> str:
     example = local if local.exists() else REPO_EXAMPLES / CURL_EXAMPLE
     return (
         f"curl --cacert {ca_file} -H 'Content-Type: application/json' "
-        f"--data-binary @{example} https://{host}:{settings.port}/validate"
+        f"--data-binary @{example} https://{host}:{settings.port if port is None else port}/validate"
     )
 
 
 def start_metrics_server(settings: Settings, registry: Any = None) -> MetricsServer | None:
     """The plain-HTTP metrics port (``metrics_port``; 0 disables it) on ``metrics_host``, or on
     ``host`` when that is not set. ``registry`` defaults to this process's; the multi-worker
-    supervisor passes one that reads every worker's metrics."""
+    supervisor passes one that reads every worker's metrics. Raises :class:`BindError`."""
     if not settings.metrics_port:
         return None
     host = settings.metrics_address()
     if settings.metrics_port == settings.port and host == settings.host:
         return None  # the HTTPS server already answers /metrics there
-    return serve_metrics(
-        host, settings.metrics_port, registry or REGISTRY, settings.header_timeout, settings.send_timeout
-    )
+    try:
+        return serve_metrics(
+            host, settings.metrics_port, registry or REGISTRY, settings.header_timeout, settings.send_timeout
+        )
+    except OSError as exc:
+        flags = "choose another port with --metrics-port (0 turns it off) or another address with --metrics-host"
+        raise bind_error("metrics", host, settings.metrics_port, exc, flags) from exc
+
+
+def bind_ports(settings: Settings, registry: Any = None) -> tuple[socket.socket, MetricsServer | None]:
+    """Both ports of a server: the HTTPS socket (:func:`bind_https`) and the metrics port
+    (:func:`start_metrics_server`). Raises :class:`BindError`, with nothing left bound."""
+    sock = bind_https(settings)
+    try:
+        return sock, start_metrics_server(settings, registry)
+    except BindError:
+        sock.close()
+        raise
 
 
 def prepare_certificates(settings: Settings) -> tuple[Path, Path, Path]:
@@ -136,7 +197,8 @@ class DrainingServer(uvicorn.Server):
     """uvicorn server with a graceful SIGTERM/SIGINT: readiness turns false at once, requests keep
     being answered for ``drain_seconds``, then the listener closes and in-flight requests finish.
     A second signal skips the rest of the drain. The process then exits normally (status 0).
-    SIGHUP calls ``hangup`` on the event loop (when given), and nothing else."""
+    SIGHUP calls ``hangup`` on the event loop (when given), and nothing else. ``started`` (when
+    given) is called once the server answers: the app started and the listener served."""
 
     def __init__(
         self,
@@ -144,12 +206,14 @@ class DrainingServer(uvicorn.Server):
         state: AppState,
         drain_seconds: float,
         hangup: Callable[[], object] | None = None,
+        started: Callable[[], object] | None = None,
     ) -> None:
         super().__init__(config)
         self.state = state
         self.drain_seconds = drain_seconds
         self.drain_until: float | None = None
         self.hangup = hangup
+        self.on_started = started
         self.limits = Limits.from_settings(state.settings)
 
     def run(self, sockets: list[socket.socket] | None = None) -> None:
@@ -184,6 +248,8 @@ class DrainingServer(uvicorn.Server):
         gc.collect()
         gc.freeze()
         gc.set_threshold(GC_THRESHOLD_GEN0, 20, 20)
+        if self.on_started is not None:
+            self.on_started()
 
     async def on_tick(self, counter: int) -> bool:
         if self.drain_until is not None and time.monotonic() >= self.drain_until:

@@ -1,5 +1,9 @@
 """``dynamo-webhook serve``: HTTPS webhook server (uvicorn), plain-HTTP metrics, cert hot reload
-(and a re-read of the certificate on SIGHUP)."""
+(and a re-read of the certificate on SIGHUP).
+
+Exit status 1 when it cannot start (no Kubernetes API for a cluster cert mode, no serving
+certificate, a port that cannot be bound), with one line saying why on stderr; 0 after a stop by
+SIGTERM/SIGINT."""
 
 from __future__ import annotations
 
@@ -12,12 +16,13 @@ from app.cluster import build_cluster_services, wait_for_pair
 from app.observability import BUILD_INFO, configure_logging
 from app.routes import create_app
 from app.runtime import (
+    BindError,
     DrainingServer,
+    bind_ports,
     build_state,
-    curl_hint,
     ignore_hangup,
     prepare_certificates,
-    start_metrics_server,
+    print_curl_hint,
     uvicorn_config,
 )
 from app.settings import Settings
@@ -51,18 +56,24 @@ def serve(settings: Settings) -> int:
         log.error("cannot load a serving certificate", extra={"cert_dir": str(settings.cert_dir), "error": str(exc)})
         print(f"dynamo-webhook: cannot load a serving certificate from {settings.cert_dir}: {exc}", file=sys.stderr)
         return 1
+    try:
+        sock, _ = bind_ports(settings)
+    except BindError as exc:
+        print(f"dynamo-webhook: {exc}", file=sys.stderr)
+        return 1
+    port = sock.getsockname()[1]
+    log.info("listening", extra={"address": f"https://{settings.host}:{port}"})
     state = build_state(settings, reloader, services)
     state.background.append(reloader.watch)
-    app = create_app(state)
-    start_metrics_server(settings)
-    config = uvicorn_config(settings, app, reloader, cert_file, key_file)
-    if settings.print_curl:
-        print("dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file) + "\n", flush=True)
-    server = DrainingServer(config, state, settings.drain_seconds, hangup=reloader.reread)
+    config = uvicorn_config(settings, create_app(state), reloader, cert_file, key_file)
+    server = DrainingServer(
+        config, state, settings.drain_seconds, hangup=reloader.reread,
+        started=lambda: print_curl_hint(settings, ca_file, port),
+    )
     memory.tune_gc(settings.gc_threshold)
     services.start()
     try:
-        server.run()
+        server.run(sockets=[sock])
     finally:
         services.stop()
     return 0

@@ -147,14 +147,33 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def settings_default(name: str) -> Any:
+    """The default of a field (the environment aside): also the default of the tools that share it."""
+    return Settings.model_fields[name].get_default(call_default_factory=True)
+
+
+def shown_default(name: str) -> str | None:
+    """A field's default as its help shows it (as it would be written in its variable), or None
+    when it has none to show."""
+    value = settings_default(name)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if value != "" else '""'
+
+
 def add_settings_arguments(parser: Any, only: tuple[str, ...] | None = None) -> None:
     """Add one flag per settings field (or per field of ``only``) to a parser or argument group;
-    unset flags fall back to env vars and defaults."""
+    unset flags fall back to env vars and defaults. Each flag's help names its variable and its
+    default (the flag's own default is None: unset, so that the variable applies)."""
     for name, field in Settings.model_fields.items():
         if only is not None and name not in only:
             continue
         env = f"DYNAMO_WEBHOOK_{name.upper()}"
-        help_text = f"{field.description} [env {env}]"
+        default = shown_default(name)
+        shown = "" if default is None else f" (default: {default})"
+        help_text = f"{field.description} [env {env}]{shown}".replace("%", "%%")
         annotation: Any = field.annotation
         if annotation is bool:
             parser.add_argument(

@@ -47,7 +47,6 @@ from app.inventory import (
     JsonObj,
     Listing,
     Progress,
-    add_connection_arguments,
     collection_path,
     connect,
     fail,
@@ -399,32 +398,3 @@ def cmd_storage_migrate(args: argparse.Namespace) -> int:
 
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
-
-
-def register(subparsers: Any) -> None:
-    cmd = subparsers.add_parser(
-        "storage-migrate",
-        help="rewrite every Dynamo object in its CRD's storage version, then drop old storedVersions",
-        description="For each convertible Dynamo CRD: rewrite every object unchanged in the storage version "
-        "(a no-op update of its status; conflicts retried, deleted objects skipped), rate-limited and "
-        "resumable; then, only if every object was rewritten, set status.storedVersions to the storage version "
-        "alone. Exit 0 when every CRD ends with a single stored version, 1 when some objects could not be "
-        "rewritten, 2 on usage or API errors.",
-    )
-    add_connection_arguments(cmd)
-    cmd.add_argument("--dry-run", action="store_true", help="only report what would be done; write nothing")
-    cmd.add_argument("--kinds", default=None, metavar="KIND,...",
-                     help="only these kinds (kind, plural or short name: dgd, dcd, dgdr, dgdsa)")
-    cmd.add_argument("--qps", type=float, default=50.0,
-                     help="at most this many API requests a second (default %(default)s; 0: no limit)")
-    cmd.add_argument("--workers", type=int, default=4,
-                     help="objects rewritten at the same time (default %(default)s), within --qps")
-    cmd.add_argument("--page-size", type=int, default=500, help="objects per LIST page (default %(default)s)")
-    cmd.add_argument("--state-file", default=None,
-                     help="progress file for resuming (default $XDG_STATE_HOME/dynamo-webhook/storage-migrate.json)")
-    cmd.add_argument("--no-state", action="store_true", help="keep no progress file (a rerun starts over)")
-    cmd.add_argument("-o", "--output", choices=["text", "json"], default="text")
-    cmd.set_defaults(func=cmd_storage_migrate)
-
-
-

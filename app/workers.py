@@ -46,12 +46,13 @@ from app.cluster import ClusterServices, api_available, build_cluster_services, 
 from app.observability import MULTIPROC_ENV, configure_logging
 from app.routes import create_app
 from app.runtime import (
+    BindError,
     DrainingServer,
+    bind_ports,
     build_state,
-    curl_hint,
     ignore_hangup,
     prepare_certificates,
-    start_metrics_server,
+    print_curl_hint,
     uvicorn_config,
 )
 from app.settings import Settings
@@ -59,8 +60,6 @@ from app.tls import CertReloader, load_pair
 
 log = logging.getLogger("dynamo_webhook.workers")
 
-#: Listen backlog of the shared socket (uvicorn's default).
-BACKLOG = 2048
 #: Extra seconds, beyond drain and uvicorn's graceful timeout, before a stuck worker is killed.
 STOP_GRACE = 10.0
 #: A worker exiting sooner than this after its start counts as a failed start.
@@ -104,21 +103,6 @@ def mark_dead(pid: int | None) -> None:
         return
     with contextlib.suppress(OSError):
         multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
-
-
-# --------------------------------------------------------------------------- socket
-
-
-def bind_socket(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if family == socket.AF_INET6 and host in ("::", ""):
-        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-    sock.bind((host, port))
-    sock.listen(BACKLOG)
-    sock.set_inheritable(True)
-    return sock
 
 
 # --------------------------------------------------------------------------- worker process
@@ -332,17 +316,16 @@ def _serve_workers(settings: Settings) -> int:
         print(f"dynamo-webhook: cannot load a serving certificate from {settings.cert_dir}: {exc}", file=sys.stderr)
         return 1
     try:
-        sock = bind_socket(settings.host, settings.port)
-    except OSError as exc:
-        print(f"dynamo-webhook: cannot listen on {settings.host}:{settings.port}: {exc}", file=sys.stderr)
+        sock, metrics_server = bind_ports(settings, multiprocess_registry())
+    except BindError as exc:
+        print(f"dynamo-webhook: {exc}", file=sys.stderr)
         return 1
     cert_ready = None
     if services.reconciler is not None:
         cert_ready = multiprocessing.get_context("spawn").RawValue("b", 0)
     supervisor = Supervisor(settings, sock, cert_ready)
-    metrics_server = start_metrics_server(settings, multiprocess_registry())
-    if settings.print_curl:
-        print("dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file) + "\n", flush=True)
+    # Both ports listen: connections wait in the backlog until the first worker takes them.
+    print_curl_hint(settings, ca_file, sock.getsockname()[1])
     log.info("starting workers", extra={"workers": settings.workers, "port": sock.getsockname()[1]})
     services.start()
     publisher_stop = threading.Event()

@@ -83,7 +83,7 @@ class Backoff:
 def load_api_client(kubeconfig: str | None = None, context: str | None = None) -> k8s_client.ApiClient:
     """An ``ApiClient`` from ``kubeconfig`` (or ``$KUBECONFIG``/``~/.kube/config``), else in-cluster config.
 
-    Raises ``ConfigException`` when neither is available.
+    Raises ``ConfigException`` when neither is available, naming where it looked.
     """
     configuration = k8s_client.Configuration()
     explicit = kubeconfig or os.environ.get("KUBECONFIG")
@@ -92,10 +92,13 @@ def load_api_client(kubeconfig: str | None = None, context: str | None = None) -
         return k8s_client.ApiClient(configuration)
     try:
         _load_incluster_config(client_configuration=configuration)
-    except ConfigException:
+    except ConfigException as exc:
         default = Path(os.path.expanduser(k8s_config.KUBE_CONFIG_DEFAULT_LOCATION))
         if not default.exists():
-            raise
+            raise ConfigException(
+                f"no kubeconfig found (looked in $KUBECONFIG: not set; {default}: no such file; "
+                f"in-cluster: {str(exc).rstrip('.')}); pass --kubeconfig"
+            ) from exc
         _load_kube_config(config_file=str(default), context=context, client_configuration=configuration)
     return k8s_client.ApiClient(configuration)
 

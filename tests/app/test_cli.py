@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +169,92 @@ def test_lint_accepts_every_example_and_shows_defaults(capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert "dgd-agg-v1beta1.yaml:0 DynamoGraphDeployment/llama-agg: default: add /metadata/annotations" in out
     assert "nvidia.com/workload-provider" in out
+
+
+# ------------------------------------------------------------------ first use: version, help, hints
+
+
+def test_version_names_the_package_the_build_and_the_operator_commit() -> None:
+    from app.build import build_kind
+    from app.version import OPERATOR_COMMIT
+
+    proc = run("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (
+        f"dynamo-webhook 0.1.0 ({build_kind()} build), matching the operator of ai-dynamo/dynamo {OPERATOR_COMMIT}\n"
+    )
+
+
+def test_the_operator_commit_is_the_one_the_fixtures_come_from() -> None:
+    from app.version import OPERATOR_COMMIT
+
+    fixtures = ROOT / "tests" / "fixtures"
+    assert f" at {OPERATOR_COMMIT} " in (fixtures / "crds" / "README.md").read_text()
+    named = {
+        m for path in fixtures.rglob("*.jsonl")
+        for m in re.findall(r"pinned upstream code \(ai-dynamo/dynamo ([0-9a-f]+)\)", path.read_text())
+    }
+    assert named == {OPERATOR_COMMIT}
+
+
+#: Modules ``--help`` must not load: the server, the rules, the Kubernetes client and what only they need.
+HEAVY = ("app.server", "app.audit", "app.certs_cli", "app.storage_migrate", "app.dispatch", "uvicorn", "fastapi",
+         "starlette", "kubernetes", "kinds", "conversion", "validation", "defaulting", "gocompat", "cryptography",
+         "yaml", "orjson", "jsonpatch", "certs")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["serve", "--help"], ["audit", "--help"], ["certs", "status", "--help"]])
+def test_help_loads_none_of_the_heavy_modules(argv: list[str]) -> None:
+    code = (
+        "import sys\nfrom app.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.stdout.startswith("usage: dynamo-webhook"), proc.stderr
+    loaded = proc.stderr.split()
+    assert [m for m in loaded if m.split(".")[0] in HEAVY or m in HEAVY] == []
+
+
+def test_help_shows_every_default() -> None:
+    serve = " ".join(run("serve", "--help").stdout.split())
+    assert "--port PORT HTTPS port of the webhook server. [env DYNAMO_WEBHOOK_PORT] (default: 9443)" in serve
+    assert "[env DYNAMO_WEBHOOK_FEATURE_GPU_DISCOVERY] (default: true)" in serve
+    assert "[env DYNAMO_WEBHOOK_DGDR_DEFAULT_IMAGE] (default: \"\")" in serve
+    for name in Settings.model_fields:
+        default = Settings.model_fields[name].get_default(call_default_factory=True)
+        if default is not None:
+            assert f"[env DYNAMO_WEBHOOK_{name.upper()}] (default: " in serve, name
+    convert = " ".join(run("convert", "--help").stdout.split())
+    assert "API version to convert to (default: nvidia.com/v1beta1)" in convert
+    certs = " ".join(run("certs", "ensure", "--help").stdout.split())
+    assert "(default: dynamo-operator-webhook-service)" in certs
+    assert "else dynamo-system, as for serve)" in certs
+
+
+def test_review_of_a_manifest_points_to_lint(capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = "examples/manifests/dgd-agg-v1beta1.yaml"
+    assert main(["review", str(ROOT / manifest)]) == 2
+    err = capsys.readouterr().err
+    assert "holds a DynamoGraphDeployment manifest, not a review: `dynamo-webhook lint " in err
+    assert f"{manifest}` defaults and validates manifests as a CREATE" in err
+
+
+def test_review_of_something_else_names_the_review_with_its_article(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "cm.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    assert main(["review", str(path)]) == 2
+    assert "expected an AdmissionReview (admission.k8s.io/v1, admission.k8s.io/v1beta1), got" in capsys.readouterr().err
+
+
+def test_audit_without_a_kubeconfig_says_where_it_looked(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
+    proc = subprocess.run([str(EXE), "audit", "-A"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**env, "HOME": str(tmp_path)})
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(
+        "dynamo-webhook audit: cannot read the cluster: no kubeconfig found (looked in $KUBECONFIG: not set; "
+        f"{tmp_path}/.kube/config: no such file; in-cluster: "
+    ), proc.stderr
+    assert proc.stderr.rstrip().endswith("pass --kubeconfig")

@@ -298,3 +298,71 @@ def test_auto_mode_workers_gauges_tell_the_served_certificate(
         )
     finally:
         srv.stop()
+
+
+# ------------------------------------------------------------------ ports and the curl line
+
+
+def _serve(cert_dir: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(EXE), "serve", "--host", "127.0.0.1", "--metrics-host", "127.0.0.1", "--cert-dir", str(cert_dir),
+         "--log-format", "text", *args],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_curl_line_comes_once_both_ports_listen(tmp_path: Path, workers: str) -> None:
+    """The curl line names the port bound (``--port 0``: the one the system chose), and when it
+    is printed both that port and the metrics port take connections."""
+    metrics_port = _free_port()
+    proc = _serve(tmp_path / "certs", "--port", "0", "--metrics-port", str(metrics_port), "--workers", workers)
+    try:
+        assert proc.stdout is not None
+        line = ""
+        timer = threading.Timer(60, proc.kill)
+        timer.start()
+        try:
+            while not line.strip().startswith("curl "):
+                line = proc.stdout.readline()
+                assert line, f"serve exited without a curl line: {proc.communicate()[1][-3000:]}"
+        finally:
+            timer.cancel()
+        port = int(line.split("https://127.0.0.1:", 1)[1].split("/", 1)[0])
+        assert port != 0
+        assert _accepts(port) and _accepts(metrics_port)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize(
+    ("taken", "what", "flags"),
+    [("https", "HTTPS", ("--port", "--host")), ("metrics", "metrics", ("--metrics-port", "--metrics-host"))],
+)
+def test_a_port_in_use_is_one_line_naming_it_and_the_flag(
+    tmp_path: Path, workers: str, taken: str, what: str, flags: tuple[str, str]
+) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        busy = holder.getsockname()[1]
+        ports = {"https": _free_port(), "metrics": _free_port(), taken: busy}
+        proc = _serve(tmp_path / "certs", "--port", str(ports["https"]), "--metrics-port", str(ports["metrics"]),
+                      "--workers", workers)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert "curl " not in out and "Traceback" not in err
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("dynamo-webhook:")]
+    assert line.startswith(f"dynamo-webhook: cannot listen on 127.0.0.1:{busy} ({what}): address already in use;")
+    assert all(flag in line for flag in flags)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.certs_cli import register
+from app.tool_args import register_certs
 from certs import pki
 from tests.certs.conftest import (
     CRD_GROUP,
@@ -27,7 +27,7 @@ from tests.fakekube.server import FakeKube
 
 def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="dynamo-webhook")
-    register(parser.add_subparsers(dest="command"))
+    register_certs(parser.add_subparsers(dest="command"))
     args = parser.parse_args(argv)
     code: int = args.func(args)
     return code
@@ -106,11 +106,18 @@ def test_usage_errors(
     monkeypatch.delenv("KUBECONFIG", raising=False)
     missing = tmp_path / "nope"
     assert run(["certs", "ensure", "--once", "--service-name", "s", "--kubeconfig", str(missing)]) == 2
-    assert "--namespace is required" in capsys.readouterr().err
+    assert "no Kubernetes API configuration" in capsys.readouterr().err
     assert (
         run(["certs", "status", "--namespace", "n", "--service-name", "s", "--kubeconfig", str(missing)]) == 2
     )
     assert "no Kubernetes API configuration" in capsys.readouterr().err
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert run(["certs", "status"]) == 2
+    assert (
+        f"no kubeconfig found (looked in $KUBECONFIG: not set; {tmp_path}/.kube/config: no such file; in-cluster: "
+        in capsys.readouterr().err
+    )
 
 
 def test_ensure_loop_runs_until_signalled(fake_kube: FakeKube, kubeconfig_path: Path) -> None:
@@ -153,3 +160,14 @@ def test_ensure_once_waits_for_the_manual_secret(
     assert "waiting: waiting for CA bundle in secret dynamo-system/webhook-server-cert" in captured.err
     assert captured.out.count("changed: injected caBundle into CRD") == 4
     assert not [c for c in fake_kube.writes() if c.resource == "secrets"]
+
+
+def test_service_name_and_namespace_default_to_serves_outside_a_cluster(
+    fake_kube: FakeKube, kubeconfig_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``certs`` outside a cluster needs neither flag: the defaults are serve's (Settings)."""
+    seed(fake_kube)
+    assert run(["certs", "ensure", "--once", "--kubeconfig", str(kubeconfig_path)]) == 0
+    assert f"changed: created Secret {NAMESPACE}/webhook-server-cert" in capsys.readouterr().out
+    assert run(["certs", "status", "--kubeconfig", str(kubeconfig_path)]) == 0
+    assert f"SANs: {SERVICE}.{NAMESPACE}.svc, {SERVICE}, {SERVICE}.{NAMESPACE}" in capsys.readouterr().out

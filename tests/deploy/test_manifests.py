@@ -27,6 +27,9 @@ from certs.loop import (
 )
 from tests.deploy.manifests import DEPLOY, OVERLAYS, Build, build, kubectl, kustomize, port_number, selects
 
+#: Every test here builds deploy/ with `kubectl kustomize`.
+pytestmark = pytest.mark.kubectl
+
 Obj = dict[str, Any]
 
 CU = ("CREATE", "UPDATE")

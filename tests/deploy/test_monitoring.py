@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 import yaml
 from prometheus_client import REGISTRY
 
@@ -63,6 +64,7 @@ def test_metric_names_exist() -> None:
     assert not unknown, f"queried but not exported: {unknown}"
 
 
+@pytest.mark.kubectl
 def test_queries_select_the_scrape_job() -> None:
     job = scrape_job()
     for expr in [*exprs_of(dashboard()), *(r["expr"] for r in alert_rules())]:
@@ -112,6 +114,7 @@ def test_alert_thresholds() -> None:
         assert rule["annotations"]["summary"]
 
 
+@pytest.mark.kubectl
 def test_prometheus_rule_carries_the_rule_file() -> None:
     groups = yaml.safe_load((DEPLOY / "prometheus" / "alerts.yaml").read_text())["groups"]
     for overlay in OVERLAYS:

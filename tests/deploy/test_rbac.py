@@ -29,6 +29,9 @@ from domain.admission import LookupNotFound
 from tests.deploy.manifests import OVERLAYS, Build, build
 from tests.fakekube.server import Call, FakeKube
 
+#: Every test here builds deploy/ with `kubectl kustomize`.
+pytestmark = pytest.mark.kubectl
+
 FIXTURE_CRDS = Path(__file__).resolve().parents[1] / "fixtures" / "certs" / "crds.yaml"
 ADMISSION = "admissionregistration.k8s.io"
 CRD_GROUP = "apiextensions.k8s.io"

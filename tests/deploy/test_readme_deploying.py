@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from tests.deploy.manifests import DEPLOY, OVERLAYS, build
 
 README = (DEPLOY.parent / "README.md").read_text()
@@ -25,6 +27,7 @@ def test_section_sits_before_development() -> None:
     assert README.index("## Deploying") < README.index("## Development")
 
 
+@pytest.mark.kubectl
 def test_crd_loops_name_the_convertible_crds() -> None:
     loops = crd_loop_names()
     assert len(loops) == 2
@@ -33,6 +36,7 @@ def test_crd_loops_name_the_convertible_crds() -> None:
         assert sorted(names) == expected
 
 
+@pytest.mark.kubectl
 def test_patch_fallback_matches_the_overlay() -> None:
     (merge,) = re.findall(r"--type=merge -p '([^']+)'", SECTION)
     patch = json.loads(merge)
@@ -47,6 +51,7 @@ def test_uninstall_turns_conversion_off() -> None:
     assert uninstall.index("--type=json") < uninstall.index("kubectl delete validatingwebhookconfiguration")
 
 
+@pytest.mark.kubectl
 def test_named_objects_exist() -> None:
     for overlay in OVERLAYS:
         b = build(overlay)
@@ -64,6 +69,7 @@ def test_named_objects_exist() -> None:
     assert f"delete secret {' '.join(sorted(secrets, key=lambda s: s != 'webhook-server-cert'))}" in SECTION
 
 
+@pytest.mark.kubectl
 def test_selector_in_the_commands_is_the_one_the_manifests_carry() -> None:
     selectors = set(re.findall(r"-l (\S+)", SECTION))
     assert selectors == {"app.kubernetes.io/name=dynamo-webhook"}

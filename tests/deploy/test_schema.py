@@ -186,6 +186,7 @@ def check_rule_groups(groups: list[Obj]) -> None:
             assert isinstance(rule["expr"], str) and rule["expr"].count("(") == rule["expr"].count(")")
 
 
+@pytest.mark.kubectl
 def test_every_manifest_matches_its_schema(built: Build) -> None:
     seen = set()
     for obj in built:
@@ -207,6 +208,7 @@ def test_every_manifest_matches_its_schema(built: Build) -> None:
             "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"} <= seen
 
 
+@pytest.mark.kubectl
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import yaml
 
 from app.audit import REGISTRATION
@@ -37,6 +38,7 @@ def grants(role: Obj) -> set[tuple[str, str, str, str | None]]:
     return out
 
 
+@pytest.mark.kubectl
 def test_the_tool_roles_are_separate_from_the_service_install() -> None:
     assert sorted(tools()) == sorted(ROLES)
     for overlay in OVERLAYS:
@@ -44,6 +46,7 @@ def test_the_tool_roles_are_separate_from_the_service_install() -> None:
         assert not names & set(ROLES), overlay
 
 
+@pytest.mark.kubectl
 def test_the_audit_role_is_read_only_and_covers_what_audit_reads() -> None:
     role = tools()["dynamo-webhook-audit"]
     got = grants(role)
@@ -55,6 +58,7 @@ def test_the_audit_role_is_read_only_and_covers_what_audit_reads() -> None:
     assert got == expected
 
 
+@pytest.mark.kubectl
 def test_the_migrate_role_can_change_no_spec() -> None:
     role = tools()["dynamo-webhook-storage-migrate"]
     got = grants(role)
