@@ -61,13 +61,17 @@ class Server:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"serve exited: {self.log_path.read_text()}")
+            # Serving, not only listening: the socket is bound (and takes connections into its
+            # backlog) before the server answers and prints its curl line.
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                with urllib.request.urlopen(
+                    f"https://127.0.0.1:{self.port}/healthz", context=self.context(), timeout=2
+                ):
                     break
-            except OSError:
+            except (OSError, ssl.SSLError):
                 time.sleep(0.1)
         else:
-            raise RuntimeError("serve did not start listening")
+            raise RuntimeError("serve did not start serving")
 
     def context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=str(self.cert_dir / "ca.crt"))

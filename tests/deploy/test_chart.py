@@ -31,6 +31,9 @@ from tests.deploy.chart import (
 )
 from tests.deploy.manifests import DEPLOY, OVERLAYS, build, kustomize, selects
 
+# helm and kubectl come from scripts/kube-testenv, as the kubectl marker says.
+pytestmark = pytest.mark.kubectl
+
 OTHER_NAMESPACE = "dynamo"
 
 
