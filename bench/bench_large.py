@@ -27,17 +27,9 @@ from typing import Any
 import orjson
 
 from bench import payloads
-from bench.harness import cpu_seconds, ensure_certs, rss_kib, start_webhook
+from bench.harness import cpu_seconds, ensure_certs, peak_rss_kib, rss_kib, start_webhook
 
 SIZES = (1_000, 10_000, 33_000)
-
-
-def peak_kib(pid: int) -> int:
-    """The peak resident set size of a process in KiB (``VmHWM``)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return 0
 
 
 def post(port: int, cafile: Path, body: bytes) -> tuple[int, bytes]:
@@ -61,7 +53,7 @@ def measure_one(objects: int, work: Path, cert_dir: Path, cafile: Path) -> dict[
         status, answer = post(server.port, cafile, body)
         seconds = time.perf_counter() - start
         cpu = cpu_seconds(server.pid) - cpu
-        peak = peak_kib(server.pid)
+        peak = peak_rss_kib(server.pid)
         after = rss_kib(server.pid)
     response = orjson.loads(answer).get("response", {}) if status == 200 else {}
     converted = response.get("convertedObjects") or []

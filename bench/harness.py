@@ -48,15 +48,26 @@ def ensure_certs(cert_dir: Path) -> Path:
     return cert_dir / "ca.crt"
 
 
+def status_kib(pid: int, field: str) -> int:
+    """A memory figure of one process in KiB from ``/proc/<pid>/status`` (``VmRSS``: resident
+    now, ``VmHWM``: its peak); raises OSError when the process is gone, LookupError without it."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise LookupError(f"no {field} for process {pid}")
+
+
 def rss_kib(pid: int) -> int:
     """Resident set size of one process in KiB (0 when it is gone)."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
+        return status_kib(pid, "VmRSS")
+    except (OSError, LookupError):
         return 0
-    return 0
+
+
+def peak_rss_kib(pid: int) -> int:
+    """The peak resident set size of one process in KiB (``VmHWM``)."""
+    return status_kib(pid, "VmHWM")
 
 
 def cpu_seconds(pid: int) -> float:

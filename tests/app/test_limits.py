@@ -14,11 +14,11 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import orjson
 import pytest
 
+from bench.harness import status_kib
 from tests.app.test_serve import ROOT, Server
 
 MAX_CONNECTIONS = 40
@@ -96,11 +96,6 @@ def test_half_sent_headers_and_handshakes_are_closed(server: Server) -> None:
     assert closed["header_timeout"] >= 3 and closed["handshake_timeout"] >= 2, closed
 
 
-def _rss_kib(pid: int) -> int:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
-
-
 def test_closed_half_header_connections_give_their_memory_back(server: Server) -> None:
     def round_of_half_headers(count: int) -> None:
         socks = [_tls(server) for _ in range(count)]
@@ -112,11 +107,11 @@ def test_closed_half_header_connections_give_their_memory_back(server: Server) -
 
     round_of_half_headers(MAX_CONNECTIONS)  # warm-up: allocator pools and caches filled once
     time.sleep(0.5)
-    baseline = _rss_kib(server.proc.pid)
+    baseline = status_kib(server.proc.pid, "VmRSS")
     for _ in range(3):
         round_of_half_headers(MAX_CONNECTIONS)
     time.sleep(0.5)
-    assert _rss_kib(server.proc.pid) - baseline < 4 * 1024
+    assert status_kib(server.proc.pid, "VmRSS") - baseline < 4 * 1024
 
 
 def test_connections_beyond_the_cap_are_closed_at_once(server: Server) -> None:

@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,9 @@ import pytest
 import yaml
 
 from bench import payloads
-from bench.bench_large import peak_kib, post
+from bench.bench_large import post
+from bench.harness import peak_rss_kib, status_kib
+from gocompat.quantity import parse_quantity
 from tests.e2e.cluster import Cluster
 from tests.e2e.legacy import set_storage_version, stored_versions
 from tests.e2e.objects import ALPHA, BETA, namespace
@@ -48,17 +51,13 @@ def memory_limit() -> int:
     for doc in yaml.safe_load_all(DEPLOYMENT.read_text()):
         if doc and doc.get("kind") == "Deployment":
             for container in doc["spec"]["template"]["spec"]["containers"]:
-                limit = str(container["resources"]["limits"]["memory"])
-                units = {"Mi": 2**20, "Gi": 2**30, "M": 10**6, "G": 10**9}
-                for suffix, factor in units.items():
-                    if limit.endswith(suffix):
-                        return int(float(limit[: -len(suffix)]) * factor)
-                return int(limit)
+                limit = parse_quantity(str(container["resources"]["limits"]["memory"]))
+                return int(Fraction(limit.unscaled) * Fraction(10) ** limit.exp10)
     raise AssertionError(f"no Deployment with a memory limit in {DEPLOYMENT}")
 
 
 def peak_rss(pid: int) -> int:
-    return peak_kib(pid) * 1024
+    return peak_rss_kib(pid) * 1024
 
 
 def reset_peak(pid: int) -> None:
@@ -85,7 +84,7 @@ def memory_cgroup(pid: int, limit: int) -> Iterator[str]:
                 (made / "memory.move_charge_at_immigrate").write_text("3")
                 room, how = limit, ""
             except OSError:
-                room, how = limit - rss(pid), ", less what it held when moved in"
+                room, how = limit - status_kib(pid, "VmRSS") * 1024, ", less what it held when moved in"
             (made / "memory.limit_in_bytes").write_text(str(room))
             (made / "cgroup.procs").write_text(str(pid))
             described = f"cgroup v1 memory limit {limit // 2**20} MiB{how}"
@@ -111,13 +110,6 @@ def memory_cgroup(pid: int, limit: int) -> Iterator[str]:
                 (made.parent / "cgroup.procs").write_text(str(pid))
             with contextlib.suppress(OSError):
                 made.rmdir()
-
-
-def rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError(f"no VmRSS for process {pid}")
 
 
 def _dgd(base: dict[str, Any], ns: str, index: int) -> bytes:
