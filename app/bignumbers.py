@@ -55,8 +55,11 @@ def refused_for_a_number(exc: orjson.JSONDecodeError) -> bool:
 
 def loads_with_big_numbers(body: bytes | bytearray | memoryview, first: orjson.JSONDecodeError) -> Any:
     """``body`` decoded with its numbers past a double's range as :class:`OutOfRange`; ``first``
-    is orjson's refusal of it. Raises orjson's error for anything else wrong with the body (or
-    for more than :data:`MAX_NUMBERS` such numbers)."""
+    is orjson's refusal of it. Raises orjson's error for anything else wrong with the body (``first``
+    itself when that refusal is not for such a number, or for more than :data:`MAX_NUMBERS` of
+    them)."""
+    if not refused_for_a_number(first):
+        raise first
     try:
         text = bytes(body).decode("utf-8")
     except UnicodeDecodeError:

@@ -28,7 +28,6 @@ from typing import Any
 
 import orjson
 
-from app.bignumbers import loads_with_big_numbers, refused_for_a_number
 from app.dispatch import Outcome, convert_one
 from app.errors import BadRequest, ReviewFailure
 from app.jsonscan import (
@@ -37,6 +36,7 @@ from app.jsonscan import (
     ScanError,
     TooDeep,
     TooMany,
+    decode,
     document_end,
     elements,
     loads,
@@ -167,28 +167,15 @@ def _bad_json(exc: ScanError) -> BadRequest:
 OBJECT_DEPTH = MAX_DEPTH - 3
 
 
-def _decode(buf: Buffer, start: int, end: int) -> tuple[Any, bool]:
-    """The value in ``buf[start:end]``, and whether it holds numbers past a double's range
-    (:mod:`app.bignumbers`); not JSON: the 400."""
-    view = memoryview(buf)[start:end]
-    try:
-        return orjson.loads(view), False
-    except orjson.JSONDecodeError as exc:
-        if not refused_for_a_number(exc):
-            raise _bad_json(ScanError(str(exc), start + exc.pos)) from None
-        try:
-            return loads_with_big_numbers(view, exc), True
-        except orjson.JSONDecodeError as again:
-            raise _bad_json(ScanError(str(again), start + again.pos)) from None
-    finally:
-        view.release()
-
-
 def _object(buf: Buffer, spans: array[int], index: int) -> tuple[Any, bool]:
-    """Object ``index`` (:func:`_decode`), checked for depth (a span the walk found by its guess
-    was not; one that opens no more containers than it may nest is not counted)."""
+    """Object ``index``, and whether it holds numbers past a double's range
+    (:func:`app.jsonscan.decode`; not JSON: the 400), checked for depth (a span the walk found by
+    its guess was not; one that opens no more containers than it may nest is not counted)."""
     start, end = spans[2 * index], spans[2 * index + 1]
-    found = _decode(buf, start, end)
+    try:
+        found = decode(buf, start, end)
+    except ScanError as exc:
+        raise _bad_json(exc) from None
     if buf.count(b"{", start, end) + buf.count(b"[", start, end) > OBJECT_DEPTH:
         check_depth([[[found[0]]]])
     return found

@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from app.bignumbers import loads_with_big_numbers, refused_for_a_number
+from app.bignumbers import loads_with_big_numbers
 
 Buffer = bytes | bytearray
 
@@ -54,7 +54,6 @@ _NESTED = re.compile(b"(?:" + _nested(NESTED_LEVELS) + b")", re.DOTALL)
 _SCALAR = re.compile(rb"[^ \t\n\r,\]}:\[{\"]+")
 
 _OPEN = frozenset(b"[{")
-_CLOSE_OF = {ord("["): ord("]"), ord("{"): ord("}")}
 
 #: Spans up to this many bytes are validated by decoding them whole (:func:`validate`).
 VALIDATE_WHOLE = 1024 * 1024
@@ -329,21 +328,25 @@ def members(
             raise TooMany(f"more than {most} members", member[1])
 
 
-def loads(buf: Buffer, start: int, end: int) -> Any:
+def decode(buf: Buffer, start: int, end: int) -> tuple[Any, bool]:
     """The value in ``buf[start:end]``, decoded by orjson, numbers past a double's range
-    included (:mod:`app.bignumbers`); a problem: :class:`ScanError` with orjson's words."""
+    included, and whether it holds any (:mod:`app.bignumbers`); a problem: :class:`ScanError`
+    with orjson's words."""
     view = memoryview(buf)[start:end]
     try:
-        return orjson.loads(view)
+        return orjson.loads(view), False
     except orjson.JSONDecodeError as exc:
-        if refused_for_a_number(exc):
-            try:
-                return loads_with_big_numbers(view, exc)
-            except orjson.JSONDecodeError as again:
-                exc = again
-        raise ScanError(str(exc), start + exc.pos) from None
+        try:
+            return loads_with_big_numbers(view, exc), True
+        except orjson.JSONDecodeError as refusal:
+            raise ScanError(str(refusal), start + refusal.pos) from None
     finally:
         view.release()
+
+
+def loads(buf: Buffer, start: int, end: int) -> Any:
+    """The value in ``buf[start:end]`` (:func:`decode`)."""
+    return decode(buf, start, end)[0]
 
 
 def validate(buf: Buffer, start: int, end: int, depth: int) -> None:

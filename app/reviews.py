@@ -21,7 +21,7 @@ from typing import Any, Literal, TypedDict
 
 import orjson
 
-from app.bignumbers import MarkedDict, loads_with_big_numbers, refused_for_a_number
+from app.bignumbers import MarkedDict, loads_with_big_numbers
 from app.errors import BadRequest, InvalidRequest
 from domain.admission import GVK, AdmissionInput, Decision, Operation, UserInfo
 from gocompat.jsonvalue import json_type
@@ -164,14 +164,11 @@ def parse_json(body: bytes | bytearray) -> Any:
 def _valid_json(body: bytes | bytearray, exc: orjson.JSONDecodeError) -> Any:
     """A body orjson refused: decoded when it is JSON with numbers past a double's range
     (:mod:`app.bignumbers`), else the 400 that it is not JSON."""
-    if refused_for_a_number(exc):
-        try:
-            doc = loads_with_big_numbers(body, exc)
-        except orjson.JSONDecodeError as again:
-            exc = again
-        else:
-            return MarkedDict(doc) if type(doc) is dict else doc
-    raise BadRequest(f"request body is not valid JSON: {exc}") from None
+    try:
+        doc = loads_with_big_numbers(body, exc)
+    except orjson.JSONDecodeError as refusal:
+        raise BadRequest(f"request body is not valid JSON: {refusal}") from None
+    return MarkedDict(doc) if type(doc) is dict else doc
 
 
 def _few_brackets(body: bytes | bytearray) -> bool:
