@@ -11,10 +11,10 @@ import ssl
 from pathlib import Path
 
 import pytest
-from prometheus_client import REGISTRY
 
 from app.tls import TLS12_CIPHERS, CertReloader, load_pair
 from certs import pki
+from tests.certs.served import seconds_left, served_gauges
 
 
 def _pair(ca: pki.KeyPair, name: str = "localhost") -> pki.KeyPair:
@@ -99,18 +99,6 @@ def test_contexts_are_tls12_plus_and_http11_only(ca: pki.KeyPair) -> None:
         load_pair(b"garbage", b"garbage")
 
 
-def _gauges() -> tuple[float, float, float]:
-    """ready, leaf expiry and CA expiry as a scrape reads them."""
-    values = [
-        REGISTRY.get_sample_value(f"dynamo_webhook_cert_{name}")
-        for name in ("ready", "leaf_expiry_seconds", "ca_expiry_seconds")
-    ]
-    assert None not in values
-    return values[0] or 0.0, values[1] or 0.0, values[2] or 0.0
-
-
-def _left(pem: bytes) -> float:
-    return (pki.not_after(pem) - dt.datetime.now(dt.UTC)).total_seconds()
 
 
 def test_gauges_tell_the_served_pair(tmp_path: Path) -> None:
@@ -121,27 +109,27 @@ def test_gauges_tell_the_served_pair(tmp_path: Path) -> None:
     reloader = CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key")
     with pytest.raises(OSError):
         CertReloader(tmp_path / "none.crt", tmp_path / "none.key").load()
-    assert _gauges()[0] == 0  # nothing served
+    assert served_gauges()[0] == 0  # nothing served
     reloader.load()
-    ready, leaf, ca_left = _gauges()
+    ready, leaf, ca_left = served_gauges()
     assert ready == 1
-    assert leaf == pytest.approx(_left(first.cert_pem), abs=5)
-    assert ca_left == pytest.approx(_left(ca.cert_pem), abs=5)
+    assert leaf == pytest.approx(seconds_left(first.cert_pem), abs=5)
+    assert ca_left == pytest.approx(seconds_left(ca.cert_pem), abs=5)
     # A half-written pair is not served: the gauges keep telling the served one.
     second = pki.generate_serving_cert(ca, ["localhost"], valid_days=60)
     (tmp_path / "tls.crt").write_bytes(second.cert_pem)
     assert reloader.load() is False
-    assert _gauges()[1] == pytest.approx(_left(first.cert_pem), abs=5)
+    assert served_gauges()[1] == pytest.approx(seconds_left(first.cert_pem), abs=5)
     (tmp_path / "tls.key").write_bytes(second.key_pem)
     assert reloader.load() is True
-    assert _gauges()[1] == pytest.approx(_left(second.cert_pem), abs=5)
+    assert served_gauges()[1] == pytest.approx(seconds_left(second.cert_pem), abs=5)
     # A new CA's pair, ca.crt holding the new CA first and the old one behind it: the expiry told
     # is the one of the CA that signed the served certificate.
     new_ca = pki.generate_ca(valid_days=800)
     (tmp_path / "ca.crt").write_bytes(pki.bundle([new_ca.cert_pem, ca.cert_pem]))
     _write(tmp_path, pki.generate_serving_cert(new_ca, ["localhost"], valid_days=90))
     assert reloader.load() is True
-    assert _gauges()[2] == pytest.approx(_left(new_ca.cert_pem), abs=5)
+    assert served_gauges()[2] == pytest.approx(seconds_left(new_ca.cert_pem), abs=5)
 
 
 def test_an_expired_pair_is_not_ready_and_a_foreign_ca_is_not_told(tmp_path: Path) -> None:
@@ -151,7 +139,7 @@ def test_an_expired_pair_is_not_ready_and_a_foreign_ca_is_not_told(tmp_path: Pat
     _write(tmp_path, expired)
     (tmp_path / "ca.crt").write_bytes(pki.generate_ca().cert_pem)  # left over from another CA
     CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key").load()
-    ready, leaf, ca_left = _gauges()
+    ready, leaf, ca_left = served_gauges()
     assert ready == 0
     assert -86400 - 5 < leaf < -86400 + 5
     assert math.isnan(ca_left)
@@ -161,8 +149,8 @@ def test_a_self_signed_certificate_is_its_own_ca(tmp_path: Path) -> None:
     own = pki.generate_ca(valid_days=20)  # a certificate that signs itself
     _write(tmp_path, own)
     CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key").load()
-    ready, leaf, ca_left = _gauges()
-    assert ready == 1 and leaf == pytest.approx(_left(own.cert_pem), abs=5) and ca_left == pytest.approx(leaf, abs=1)
+    ready, leaf, ca_left = served_gauges()
+    assert ready == 1 and leaf == pytest.approx(seconds_left(own.cert_pem), abs=5) and ca_left == pytest.approx(leaf, abs=1)
 
 
 def test_tls12_suites_are_aead_only_in_every_context(tmp_path: Path, ca: pki.KeyPair) -> None:

@@ -28,6 +28,7 @@ from tests.certs.conftest import (
     secret_data,
     seed,
 )
+from tests.certs.served import seconds_left, served_gauges, serving
 from tests.fakekube.server import FakeKube
 
 Factory = Callable[..., Reconciler]
@@ -480,19 +481,6 @@ def test_namespace_restricted_operation_touches_no_crds(
         assert all(b == data["ca.crt"] for b in config_bundles(fake_kube, plural, name))
 
 
-def _served_gauges() -> tuple[float, float, float]:
-    from prometheus_client import REGISTRY
-
-    values = [
-        REGISTRY.get_sample_value(f"dynamo_webhook_cert_{name}")
-        for name in ("ready", "leaf_expiry_seconds", "ca_expiry_seconds")
-    ]
-    assert None not in values
-    return values[0] or 0.0, values[1] or 0.0, values[2] or 0.0
-
-
-def _seconds_left(pem: bytes) -> float:
-    return (pki.not_after(pem) - dt.datetime.now(dt.UTC)).total_seconds()
 
 
 @pytest.mark.full_size_keys  # the server's TLS refuses RSA-1024
@@ -501,7 +489,6 @@ def test_auto_mode_gauges_tell_the_served_pair_while_the_secret_is_renewed(
 ) -> None:
     """In the cluster the loop renews the pair in the Secret and the Secret mount brings it into
     the cert dir some time later: until the server loads it, the gauges tell the pair served."""
-    from app.tls import CertReloader
 
     seed(fake_kube)
     ca = pki.generate_ca(valid_days=1000)
@@ -509,25 +496,21 @@ def test_auto_mode_gauges_tell_the_served_pair_while_the_secret_is_renewed(
     put_secret(fake_kube, {"ca.crt": ca.cert_pem, "ca.key": ca.key_pem,
                            "tls.crt": served.cert_pem, "tls.key": served.key_pem})
     mount = tmp_path / "mount"
-    mount.mkdir()
-    for name, pem in (("tls.crt", served.cert_pem), ("tls.key", served.key_pem), ("ca.crt", ca.cert_pem)):
-        (mount / name).write_bytes(pem)
-    reloader = CertReloader(mount / "tls.crt", mount / "tls.key")
-    reloader.load()
+    reloader = serving(mount, ca, served)
     result = make_reconciler().reconcile_once()
     assert result.ok and any("issued a serving certificate" in c for c in result.changes)
     renewed = secret_data(fake_kube)
     assert renewed["tls.crt"] != served.cert_pem
     reloader.load()
-    ready, leaf, ca_left = _served_gauges()
+    ready, leaf, ca_left = served_gauges()
     assert ready == 1
-    assert leaf == pytest.approx(_seconds_left(served.cert_pem), abs=5)
-    assert ca_left == pytest.approx(_seconds_left(ca.cert_pem), abs=5)
+    assert leaf == pytest.approx(seconds_left(served.cert_pem), abs=5)
+    assert ca_left == pytest.approx(seconds_left(ca.cert_pem), abs=5)
     # The mount catches up: the renewed pair is served and told.
     for name in ("tls.key", "tls.crt"):
         (mount / name).write_bytes(renewed[name])
     assert reloader.load() is True
-    assert _served_gauges()[1] == pytest.approx(_seconds_left(renewed["tls.crt"]), abs=5)
+    assert served_gauges()[1] == pytest.approx(seconds_left(renewed["tls.crt"]), abs=5)
 
 
 @pytest.mark.full_size_keys  # the server's TLS refuses RSA-1024
@@ -536,28 +519,23 @@ def test_manual_mode_gauges_tell_the_served_pair_not_the_secrets(
 ) -> None:
     """In the cluster the Secret mount brings a renewed pair into the cert dir some time after the
     Secret changed: until the server loads it, the gauges tell the pair it still serves."""
-    from app.tls import CertReloader
 
     seed(fake_kube)
     ca = pki.generate_ca(valid_days=500)
     served = pki.generate_serving_cert(ca, leaf_names(), valid_days=40)
     renewed = pki.generate_serving_cert(ca, leaf_names(), valid_days=300)
     cert_dir = tmp_path / "mount"
-    cert_dir.mkdir()
-    for name, pem in (("tls.crt", served.cert_pem), ("tls.key", served.key_pem), ("ca.crt", ca.cert_pem)):
-        (cert_dir / name).write_bytes(pem)
-    reloader = CertReloader(cert_dir / "tls.crt", cert_dir / "tls.key")
-    reloader.load()
+    reloader = serving(cert_dir, ca, served)
     put_secret(fake_kube, {"ca.crt": ca.cert_pem, "tls.crt": renewed.cert_pem, "tls.key": renewed.key_pem})
     rec = make_reconciler(mode="manual")
     assert rec.reconcile_once().ok and rec.ready()
     reloader.load()
-    ready, leaf, ca_left = _served_gauges()
+    ready, leaf, ca_left = served_gauges()
     assert ready == 1
-    assert leaf == pytest.approx(_seconds_left(served.cert_pem), abs=5)
-    assert ca_left == pytest.approx(_seconds_left(ca.cert_pem), abs=5)
+    assert leaf == pytest.approx(seconds_left(served.cert_pem), abs=5)
+    assert ca_left == pytest.approx(seconds_left(ca.cert_pem), abs=5)
     # The mount catches up: the renewed pair is served and told.
     for name, pem in (("tls.key", renewed.key_pem), ("tls.crt", renewed.cert_pem)):
         (cert_dir / name).write_bytes(pem)
     assert reloader.load() is True
-    assert _served_gauges()[1] == pytest.approx(_seconds_left(renewed.cert_pem), abs=5)
+    assert served_gauges()[1] == pytest.approx(seconds_left(renewed.cert_pem), abs=5)
