@@ -1,8 +1,10 @@
 """Suite-wide test configuration: hypothesis profiles, the ``e2e`` marker, the build under test.
 
-``default`` (CI) runs 300 examples per property; ``deep`` runs 5000:
-``pytest --hypothesis-profile=deep``. Properties rely on the profile's ``max_examples``
-rather than fixing their own count, so the deep profile reaches every law.
+``default`` runs 300 random examples per property; ``ci`` (what ``.ci/run`` passes) runs the same
+number from a seed fixed per test, so that CI judges a change and not a draw, while every local run
+keeps looking for new counter-examples; ``deep`` runs 5000: ``pytest --hypothesis-profile=deep``.
+Properties rely on the profile's ``max_examples`` rather than fixing their own count, so the deep
+profile reaches every law.
 
 ``DYNAMO_WEBHOOK_EXPECT_BUILD=compiled`` (or ``python``) makes the run refuse to start unless the
 rule layer is that build (``app/build.py``): ``scripts/test`` sets it when it runs the suite from
@@ -26,6 +28,7 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     print_blob=True,
 )
+settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True, database=None)
 settings.register_profile("deep", parent=settings.get_profile("default"), max_examples=5000)
 settings.load_profile("default")
 
