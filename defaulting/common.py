@@ -2,7 +2,7 @@
 
 Defaulters never mutate the object they are given. They copy only the containers along
 the paths they change (copy-on-write), so an unchanged object is returned as the very same
-object and a changed one shares every untouched subtree with the original.
+object; a changed one is answered as the operator's encoder writes it (:func:`as_go_writes`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ from domain.constants import (
     ALPHA_API_VERSION,
     HUB_API_VERSION,
 )
+from gocompat.decoding import decode_struct
+from gocompat.encoding import encode
+from gocompat.errors import GoTypeError
+from gocompat.typed import Decoding, Struct
 
 # A hub defaulter: (hub object, operation) -> the object itself when nothing changes, else a
 # new object sharing the untouched subtrees.
@@ -145,3 +149,35 @@ def with_main_container_marshal_fields(alpha: JSONObject) -> JSONObject:
         return alpha
     assert spec is not None
     return {**alpha, "spec": {**spec, "services": {**services, **new_services}}}
+
+
+#: Go values as the webhook's decoder reads them: exact names, a mismatch fails the decode
+_GO_EXACT = Decoding(values=True, fold=False, strict=True)
+
+
+def as_go_writes(hub: JSONObject, spec_schema: Struct, status_schema: Struct) -> JSONObject:
+    """A v1beta1 object (well typed) as the operator's ``json.Marshal`` of the object it decoded
+    writes it, which is what its defaulters answer with when a default changed anything (the
+    patch is the difference between the object sent and this): every field without
+    ``omitempty`` at its zero value when unset (a DGD's ``status`` is always written: its
+    ``state`` has no ``omitempty``), quantities canonical, Kubernetes-typed members whole
+    (``podTemplate: {}`` becomes ``{"spec": {"containers": null}}``; EPP configs with their
+    plugins' ``name`` and ``parameters``). Metadata and opaque members are kept as sent. An object
+    the operator could not decode (a member of the wrong type, refused before any defaulting) is
+    returned as it is; so are members its decoding alone would drop: controller-runtime takes
+    such removals out of the patch (:func:`keep_sent_fields` puts them back)."""
+    out = dict(hub)
+    spec = hub.get("spec")
+    status = hub.get("status")
+    try:
+        if isinstance(spec, dict):
+            out["spec"] = encode(
+                decode_struct(spec, spec_schema, _GO_EXACT), spec_schema, values=True, strip=True, full=True
+            )
+        status = decode_struct(status if isinstance(status, dict) else {}, status_schema, _GO_EXACT)
+    except GoTypeError:
+        return hub
+    written = encode(status, status_schema, values=True, strip=True, full=True)
+    if written:  # an omitempty struct that encodes to {} is left out
+        out["status"] = written
+    return keep_sent_fields(hub, out, lists=True)

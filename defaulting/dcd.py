@@ -4,13 +4,17 @@ deploy/operator/internal/webhook/defaulting/dynamocomponentdeployment_handler.go
 On CREATE a standalone DCD without ``spec.name`` takes ``metadata.name``. UPDATE requests
 are admitted unchanged (renaming an existing component would rewrite user intent). The
 upstream registration is v1beta1 only with ``matchPolicy: Exact``, so v1alpha1 DCDs are
-never defaulted.
+never defaulted. A defaulted DCD is answered as the operator's encoder writes it
+(:func:`defaulting.common.as_go_writes`: ``podTemplate: {}`` gains its ``spec``, quantities are
+canonical …).
 """
 
 from __future__ import annotations
 
-from defaulting.common import as_dict, go_string
+from conversion.v1alpha1.dcd import BETA_SPEC
+from defaulting.common import as_dict, as_go_writes, go_string
 from domain.admission import AdmissionSettings, JSONObject, Operation
+from gocompat.typed import Struct
 
 __all__ = ["default_hub"]
 
@@ -24,4 +28,8 @@ def default_hub(obj: JSONObject, operation: Operation, settings: AdmissionSettin
     spec = as_dict(obj.get("spec"))
     if not name or (spec is not None and go_string(spec.get("name"))):
         return obj
-    return {**obj, "spec": {**(spec or {}), "name": name}}
+    return as_go_writes({**obj, "spec": {**(spec or {}), "name": name}}, BETA_SPEC, _NO_STATUS)
+
+
+# The v1beta1 DCD status: every field omitempty, so an unset status is never written.
+_NO_STATUS = Struct(())

@@ -15,7 +15,7 @@ deploy/operator/internal/webhook/defaulting/dynamographdeployment_handler.go):
   component without ``minAvailable`` gets ``minAvailable: 1`` (also when replicas is 0).
 * CREATE: ``nvidia.com/dynamo-operator-origin-version`` is stamped when the key is absent.
 * when anything changed, the answer is the object as the operator's encoder writes it
-  (:func:`conversion.v1alpha1.dgd.as_go_writes`): its patch also adds ``status`` (``{"state":
+  (:func:`defaulting.common.as_go_writes`): its patch also adds ``status`` (``{"state":
   ""}`` on a CREATE without one), ``podTemplate.spec`` of an empty pod template, the EPP plugins'
   ``name``/``parameters``, and re-writes quantities canonically (``1.5Gi`` → ``1536Mi``, ``1`` →
   ``"1"``). The API server drops a CREATE's status (the status subresource), so that operation is
@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conversion.v1alpha1.dgd import as_go_writes
-from defaulting.common import as_dict, go_string, keep_sent_fields
+from conversion.v1alpha1.dgd import BETA_SPEC, BETA_STATUS
+from defaulting.common import as_dict, as_go_writes, go_string
 from domain.admission import AdmissionSettings, JSONObject, Operation
 from domain.constants import (
     ANN_ENABLE_GROVE,
@@ -156,7 +156,5 @@ def default_hub(obj: JSONObject, operation: Operation, settings: AdmissionSettin
     if new_spec is not None:
         out["spec"] = new_spec
     # The operator answers with its encoding of the object it decoded and defaulted (only when
-    # a default changed something: an unchanged object gets no patch at all). What its decoding
-    # alone drops (unknown members, a null pointer) is not removed: controller-runtime takes
-    # such removals out of the patch.
-    return keep_sent_fields(out, as_go_writes(out), lists=True)
+    # a default changed something: an unchanged object gets no patch at all).
+    return as_go_writes(out, BETA_SPEC, BETA_STATUS)

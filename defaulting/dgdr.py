@@ -4,7 +4,9 @@
 On CREATE an empty ``spec.image`` becomes the configured default image, or
 ``nvcr.io/nvidia/ai-dynamo/dynamo-planner:<operator version>`` with the version in
 canonical form. ``backend``, ``searchStrategy`` and ``autoApply`` defaults come from the
-CRD schema, not from this webhook. UPDATE requests are admitted unchanged.
+CRD schema, not from this webhook. UPDATE requests are admitted unchanged. A defaulted DGDR is
+answered as the operator's encoder writes it (:func:`defaulting.common.as_go_writes`: an empty
+``overrides.profilingJob.template`` gains its ``spec`` …).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from defaulting.common import as_dict, go_string
+from conversion.v1alpha1.dgdr.types import BETA_SPEC, BETA_STATUS
+from defaulting.common import as_dict, as_go_writes, go_string
 from domain.admission import AdmissionSettings, JSONObject, Operation
 
 __all__ = ["DEFAULT_IMAGE_REPOSITORY", "canonical_version", "default_hub", "default_image"]
@@ -77,4 +80,4 @@ def default_hub(obj: JSONObject, operation: Operation, settings: AdmissionSettin
     image = default_image(settings)
     if not image:
         return obj
-    return {**obj, "spec": {**(spec or {}), "image": image}}
+    return as_go_writes({**obj, "spec": {**(spec or {}), "image": image}}, BETA_SPEC, BETA_STATUS)

@@ -120,7 +120,21 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2
 def go_json_text(text: str) -> str:
     """Compact JSON text as Go's ``json.Marshal`` writes it: ``<``, ``>``, ``&``, U+2028 and
     U+2029 are escaped (``\\u003c``, ``\\u003e``, ``\\u0026``, ``\\u2028``, ``\\u2029``), raw JSON
-    values included. Outside strings JSON text holds none of them, so every one is replaced."""
+    values included. Outside strings JSON text holds none of them, so every one is replaced.
+    A number written with an exponent (the encoder's form for a float64 past the integers it
+    writes, ``1.8446744073709552e19``) is written as Go writes the float64
+    (``18446744073709552000``, :func:`go_json_float`)."""
+    if _EXPONENT.search(text) is not None:
+        text = _STRING_OR_EXPONENT.sub(_go_exponent, text)
     if _JSON_ESCAPED.search(text) is None:
         return text
     return _JSON_ESCAPED.sub(lambda m: _JSON_ESCAPES[m.group()], text)
+
+
+_EXPONENT = re.compile(r"\d[eE]")
+_STRING_OR_EXPONENT = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?[eE][+-]?\d+')
+
+
+def _go_exponent(match: re.Match[str]) -> str:
+    token = match.group()
+    return token if token[0] == '"' else go_json_float(float(token))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -63,10 +64,20 @@ def sorted_copy(v: Any) -> Any:
 
 
 def go_float(v: float) -> int | float:
-    """A float64 as Go prints it: integral values below 1e21 have no fractional part."""
+    """A float64 as Go prints it: integral values below 1e21 have no fractional part, and are
+    written with the shortest digits that read back as the same float64, padded with zeros
+    (2**63 is written ``9223372036854776000``, not ``9223372036854775808``). Such an integer
+    outside int64/uint64 (which the JSON encoder cannot write as one) stays a float: the same
+    number in exponent form."""
     if v.is_integer() and abs(v) < 1e21:
-        return int(v)
+        if abs(v) <= _EXACT:
+            return int(v)
+        n = int(Decimal(repr(v)))
+        return n if -(2**63) <= n < 2**64 else v
     return v
+
+
+_EXACT = float(2**53)  # every integer up to here is its own shortest representation
 
 
 def go_float_tree(v: Any) -> Any:

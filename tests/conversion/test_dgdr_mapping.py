@@ -810,9 +810,13 @@ def test_config_numbers_travel_as_float64() -> None:
     # the blob is decoded into map[string]any: every number becomes a float64
     beta = a2b({"profilingConfig": {"config": {"big": 12345678901234567891, "f": 2.50}}})
     remainder = spec_payload(beta)["profilingConfig"]["config"]  # type: ignore[index]
-    assert remainder == {"big": float(12345678901234567891), "f": 2.5}
+    # written with the float64's shortest digits, as the operator writes them
+    assert remainder == {"big": 12345678901234567000, "f": 2.5}
     back = dgdr.from_hub(beta)["spec"]["profilingConfig"]["config"]
-    assert back == {"big": 12345678901234567168, "f": 2.5}
+    assert back == {"big": 12345678901234567000, "f": 2.5}
+    # past uint64 the value stays a float64, written by Go (and in the payload) as its digits
+    beta = a2b({"profilingConfig": {"config": {"big": 2**64 + 1}}})
+    assert '"big":18446744073709552000' in beta["metadata"]["annotations"]["nvidia.com/dgdr-spec"]
 
 
 def test_config_number_beyond_float64_is_a_parse_error() -> None:

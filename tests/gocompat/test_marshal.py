@@ -4,9 +4,11 @@ durations canonical (figures from the pinned operator's answers)."""
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
 from gocompat.errors import GoTypeError
+from gocompat.jsonvalue import go_float_tree
 from gocompat.marshal import marshal
 
 EPP = "*gie/apix/config/v1alpha1.EndpointPickerConfig"
@@ -48,3 +50,22 @@ def test_quantities_are_canonical_and_empty_structs_left_out() -> None:
 def test_a_value_of_the_wrong_type_is_refused() -> None:
     with pytest.raises(GoTypeError):
         marshal(EPP, {"plugins": "x"})
+
+
+@pytest.mark.parametrize(
+    ("number", "written"),
+    [
+        (2**63, 9223372036854776000),
+        (-(2**63), -9.223372036854776e18),  # -9223372036854776000 is past int64: a float
+        (2**64 + 1, 1.8446744073709552e19),
+        (2**53 + 1, 9007199254740992),
+        (2**53, 9007199254740992),
+        (12345, 12345),
+        (1e20, 1e20),  # past uint64: a float
+        (2.5, 2.5),
+    ],
+)
+def test_a_float64_is_written_with_gos_shortest_digits(number: float, written: float) -> None:
+    out = go_float_tree({"n": number})["n"]
+    assert out == written and type(out) is type(written)
+    orjson.dumps(out)  # the encoder writes it
