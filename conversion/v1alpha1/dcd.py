@@ -71,16 +71,26 @@ def _decode_live(spec: Any, canon: Callable[[J], J]) -> tuple[str, J]:
         return "", {}
     if not isinstance(spec, dict):
         raise ConversionError("json: cannot unmarshal spec: expected an object")
+    # Go's decoder notes a type mismatch and goes on; a value whose own decoder fails (a quantity
+    # that does not parse) stops it, and that error is the one reported.
+    mismatch: ConversionError | None = None
+    backend: J = {}
     try:
-        backend = (
-            decode_root({"backendFramework": spec["backendFramework"]}, _BACKEND, "spec")
-            if "backendFramework" in spec
-            else {}
-        )
+        if "backendFramework" in spec:
+            backend = decode_root({"backendFramework": spec["backendFramework"]}, _BACKEND, "spec")
+    except ConversionError as exc:
+        mismatch = exc
+    try:
         shared = canon({k: v for k, v in spec.items() if k != "backendFramework"})
     except GoTypeError as exc:
-        raise ConversionError(str(exc)) from exc
+        if mismatch is None or not str(exc).startswith(_MISMATCH):
+            raise ConversionError(str(exc)) from exc
+    if mismatch is not None:
+        raise mismatch
     return backend.get("backendFramework", ""), shared
+
+
+_MISMATCH = "json: cannot unmarshal "
 
 
 _BACKEND = Struct((Field("backendFramework", "string"),))

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from app.schema import check_object, skeleton_for
@@ -250,6 +250,7 @@ def _specs(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @given(_specs())
+@example({"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoComponentDeployment", "metadata": {"name": "g", "namespace": "ns"}, "spec": {"sharedMemorySize": "", "compilationCache": None, "backendFramework": 0}})
 def test_generated_specs(obj: dict[str, Any]) -> None:
     _vouched(obj)
 
