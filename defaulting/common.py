@@ -79,13 +79,12 @@ def default_via_hub(
     return keep_sent_fields(obj, back)
 
 
-def keep_sent_fields(sent: JSONObject, answer: JSONObject, lists: bool = False) -> JSONObject:
+def keep_sent_fields(sent: JSONObject, answer: JSONObject) -> JSONObject:
     """``answer`` with every object member of ``sent`` that it dropped put back.
 
     The round trip through the hub may drop members the hub cannot carry (an empty
     ``services`` map, for instance). A defaulter must never remove anything, so those
-    members are answered as sent. Lists are taken from ``answer`` as they are, or (``lists``)
-    walked entry by entry when both have the same length.
+    members are answered as sent. Lists are taken from ``answer`` as they are.
     """
     out: JSONObject | None = None
     for key, value in sent.items():
@@ -93,20 +92,11 @@ def keep_sent_fields(sent: JSONObject, answer: JSONObject, lists: bool = False) 
             new_value = value
         else:
             current = answer[key]
-            if lists and isinstance(value, list) and isinstance(current, list) and len(value) == len(current):
-                items = [
-                    keep_sent_fields(v, c, True) if isinstance(v, dict) and isinstance(c, dict) else c
-                    for v, c in zip(value, current, strict=True)
-                ]
-                if all(i is c for i, c in zip(items, current, strict=True)):
-                    continue
-                new_value = items
-            elif not (isinstance(value, dict) and isinstance(current, dict)):
+            if not (isinstance(value, dict) and isinstance(current, dict)):
                 continue
-            else:
-                new_value = keep_sent_fields(value, current, lists)
-                if new_value is current:
-                    continue
+            new_value = keep_sent_fields(value, current)
+            if new_value is current:
+                continue
         if out is None:
             out = dict(answer)
         out[key] = new_value
@@ -164,8 +154,7 @@ def as_go_writes(hub: JSONObject, spec_schema: Struct, status_schema: Struct) ->
     (``podTemplate: {}`` becomes ``{"spec": {"containers": null}}``; EPP configs with their
     plugins' ``name`` and ``parameters``). Metadata and opaque members are kept as sent. An object
     the operator could not decode (a member of the wrong type, refused before any defaulting) is
-    returned as it is; so are members its decoding alone would drop: controller-runtime takes
-    such removals out of the patch (:func:`keep_sent_fields` puts them back)."""
+    returned as it is; so are the members its decoding alone would drop (:func:`_merged`)."""
     out = dict(hub)
     spec = hub.get("spec")
     status = hub.get("status")
@@ -180,4 +169,25 @@ def as_go_writes(hub: JSONObject, spec_schema: Struct, status_schema: Struct) ->
     written = encode(status, status_schema, values=True, strip=True, full=True)
     if written:  # an omitempty struct that encodes to {} is left out
         out["status"] = written
-    return keep_sent_fields(hub, out, lists=True)
+    merged: JSONObject = _merged(hub, out)
+    return merged
+
+
+def _merged(sent: Any, written: Any) -> Any:
+    """``written`` with every part equal to the part of ``sent`` at the same place replaced by
+    that part (so that the patch, which compares by identity first, walks only what differs),
+    and the members of ``sent`` that ``written`` dropped put back: controller-runtime takes
+    the removals the operator's decoding alone makes (unknown members, a null pointer) out of its
+    patch. Equality is Python's, which is the patch generator's: Go's compares numbers as
+    float64, so ``1.0`` and ``1`` are the same (no operation), as they are here."""
+    if sent == written:
+        return sent
+    if isinstance(sent, dict) and isinstance(written, dict):
+        out = {k: _merged(sent[k], v) if k in sent else v for k, v in written.items()}
+        for k, v in sent.items():
+            if k not in out:
+                out[k] = v
+        return out
+    if isinstance(sent, list) and isinstance(written, list) and len(sent) == len(written):
+        return [_merged(a, b) for a, b in zip(sent, written, strict=True)]
+    return written

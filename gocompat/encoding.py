@@ -10,7 +10,7 @@ from typing import Any
 from gocompat import view as goview
 from gocompat.errors import GoTypeError
 from gocompat.jsonvalue import deep_copy, go_float
-from gocompat.marshal import marshal
+from gocompat.marshal import marshal, marshal_view
 from gocompat.typed import Go, Kind, ListOf, Ptr, Struct, zero_json, zero_test
 
 __all__ = ["encode"]
@@ -42,9 +42,12 @@ def _sorted_map(value: Any) -> Any:
 
 
 def _go_encoder(kind: Go, full: bool = False) -> Encoder:
-    """A Kubernetes-typed value decodes and encodes alike: to its typed view, or (``full``, or
-    the field's own ``full``) to Go's whole encoding of it."""
-    return functools.partial(marshal if full or kind.full else goview.view, kind.type)
+    """A Kubernetes-typed value decodes and encodes alike: to its typed view, or (the field's
+    own ``full``) to Go's whole encoding of it; ``full`` (Go values, whose Kubernetes-typed
+    members were decoded to typed views): Go's whole encoding of the view."""
+    if full:
+        return functools.partial(marshal_view, kind.type)
+    return functools.partial(marshal if kind.full else goview.view, kind.type)
 
 
 @functools.cache

@@ -14,6 +14,8 @@ or map, and, as measured against the pinned operator's answers, a struct that en
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from typing import Any
 
 from gocompat.leaves import _Bytes, _Duration, _IntOrString, _Node, _Number, _Quantity, _Raw, _Scalar, _Time
@@ -39,36 +41,95 @@ def marshal_view(expr: str, typed: Any) -> Any:
 def _fill(n: _Node, v: Any) -> Any:
     if v is None:
         return None
-    if isinstance(n, _Ptr):
-        return _fill(n.elem, v)
-    if isinstance(n, _Slice):
-        elem = n.elem
-        return [_fill(elem, x) for x in v]
-    if isinstance(n, _Map):
-        elem = n.elem
-        return {k: _fill(elem, x) for k, x in v.items()}
-    if isinstance(n, _Struct):
-        return _fill_struct(n, v)
+    filler = _FILLERS.get(id(n))
+    if filler is None:
+        filler = _filler(n)
+    return v if filler is _AS_IS else filler(v)
+
+
+Filler = Callable[[Any], Any]
+# Per type node: how a typed view of it is filled (``_AS_IS``: it is written as it is).
+_FILLERS: dict[int, Filler] = {}
+
+
+def _as_is(v: Any) -> Any:
     return v
 
 
-def _fill_struct(n: _Struct, v: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+_AS_IS: Filler = _as_is
+
+
+def _filler(n: _Node) -> Filler:
+    _FILLERS[id(n)] = _AS_IS  # (a recursive type fills through itself once built)
+    filler: Filler = _AS_IS
+    if isinstance(n, _Ptr):
+        filler = _filler_of(n.elem)
+    elif isinstance(n, _Slice):
+        elem = _filler_of(n.elem)
+        if elem is not _AS_IS:
+            filler = lambda v: [None if x is None else elem(x) for x in v]  # noqa: E731
+    elif isinstance(n, _Map):
+        elem = _filler_of(n.elem)
+        if elem is not _AS_IS:
+            filler = lambda v: {k: None if x is None else elem(x) for k, x in v.items()}  # noqa: E731
+    elif isinstance(n, _Struct):
+        filler = _struct_filler(n)
+    _FILLERS[id(n)] = filler
+    return filler
+
+
+def _filler_of(n: _Node) -> Filler:
+    found = _FILLERS.get(id(n))
+    return _filler(n) if found is None else _Deferred(n) if found is _AS_IS and isinstance(n, _Struct) else found
+
+
+class _Deferred:
+    """A struct's filler looked up when first used (a type that holds itself)."""
+
+    def __init__(self, n: _Node) -> None:
+        self.n = n
+
+    def __call__(self, v: Any) -> Any:
+        return _FILLERS[id(self.n)](v)
+
+
+def _struct_filler(n: _Struct) -> Filler:
+    # (name, filler of a present value, omitempty, omitzero) per field; the zeros written for
+    # absent fields, in declaration order
+    present: dict[str, tuple[Filler, bool, bool]] = {}
+    absent: list[tuple[str, Any]] = []
     for name, f in n.fields.items():
-        fnode = f.node
-        if name in v:
-            x = v[name]
-            if f.drop_zero and fnode.zero(x):
+        present[name] = (_filler_of(f.node), f.drop_empty, f.drop_zero)
+        if f.drop_zero:
+            continue
+        zero = _zero(f.node)
+        if not (f.drop_empty and _empty(f.node, zero)):
+            absent.append((name, zero))
+    rank = n.rank
+    nodes = {name: f.node for name, f in n.fields.items()}
+
+    def fill_struct(v: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, x in v.items():
+            fill, drop_empty, drop_zero = present[name]
+            node = nodes[name]
+            if drop_zero and node.zero(x):
                 continue
-            x = _fill(fnode, x)
-        elif f.drop_zero:
-            continue
-        else:
-            x = _zero(fnode)
-        if f.drop_empty and _empty(fnode, x):
-            continue
-        out[name] = x
-    return out
+            if fill is not _AS_IS:
+                x = fill(x)
+            if drop_empty and _empty(node, x):
+                continue
+            out[name] = x
+        added = False
+        for name, zero in absent:
+            if name not in v:
+                out[name] = copy.deepcopy(zero) if isinstance(zero, dict | list) else zero
+                added = True
+        if not added:
+            return out
+        return {k: out[k] for k in sorted(out, key=rank.__getitem__)}
+
+    return fill_struct
 
 
 def _empty(n: _Node, x: Any) -> bool:
@@ -82,7 +143,7 @@ def _empty(n: _Node, x: Any) -> bool:
 def _zero(n: _Node) -> Any:
     """What Go writes for a field of type ``n`` left at its zero value."""
     if isinstance(n, _Struct):
-        return _fill_struct(n, {})
+        return _fill(n, {})
     if isinstance(n, _Scalar):
         return n.zero_value
     if isinstance(n, _Number | _IntOrString):
@@ -91,6 +152,4 @@ def _zero(n: _Node) -> Any:
         return "0"
     if isinstance(n, _Duration):
         return "0s"
-    if isinstance(n, _Ptr | _Slice | _Map | _Bytes | _Raw | _Time):
-        return None
-    return None
+    return None  # pointers, slices, maps, []byte, raw JSON, times: null
