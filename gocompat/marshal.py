@@ -18,7 +18,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from gocompat.leaves import _Bytes, _Duration, _IntOrString, _Node, _Number, _Quantity, _Raw, _Scalar, _Time
+from gocompat.leaves import _Duration, _IntOrString, _Node, _Number, _Quantity, _Scalar
 from gocompat.nodes import _Map, _Ptr, _Slice, _Struct, node
 from gocompat.view import view
 
