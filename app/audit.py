@@ -275,7 +275,9 @@ class Auditor:
                 return check
             if response.get("patch"):
                 ops = orjson.loads(base64.b64decode(response["patch"]))
-                check.changes += [f"{op['op']} {op['path']}" for op in ops]
+                # A status operation is inert: the API server keeps the stored status on an update
+                # of the object itself (the status subresource); it is not a change to report.
+                check.changes += [f"{op['op']} {op['path']}" for op in ops if not _is_status(op["path"])]
                 sent = jsonpatch.apply_patch(sent, ops)
             obj = sent
         return check
@@ -569,3 +571,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     else:
         render_table(report, sys.stdout, show_all=args.show_all)
     return report.exit_code
+
+
+def _is_status(path: str) -> bool:
+    return path == "/status" or path.startswith("/status/")

@@ -26,6 +26,8 @@ import orjson
 import yaml
 
 import kinds
+from conversion.v1alpha1.component.schemas import EPP_CONFIG
+from gocompat.marshal import marshal
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFESTS = ROOT / "tests" / "fixtures" / "admission" / "manifests"
@@ -195,7 +197,20 @@ def dgd_status_beta(dgd: Doc, generation: int) -> Doc:
 
 def alpha_dgd(doc: Doc, *, serial: int = 0, generation: int = 3) -> Doc:
     """A v1alpha1 DGD manifest as stored, with a settled status."""
+    doc = epp_as_written(doc)
     return stored(doc, serial=serial, generation=generation, status=dgd_status_alpha(doc, generation))
+
+
+def epp_as_written(doc: Doc) -> Doc:
+    """A copy of a v1alpha1 DGD with its EPP configs as the operator writes them (what a cluster
+    holds once it has converted the object): plugins with their ``name`` and ``parameters``,
+    scheduling-profile plugins with their ``weight``, at Go's zero values when unset."""
+    out = copy.deepcopy(doc)
+    for service in (out.get("spec", {}).get("services") or {}).values():
+        epp = (service or {}).get("eppConfig")
+        if isinstance(epp, dict) and isinstance(epp.get("config"), dict):
+            epp["config"] = marshal(EPP_CONFIG, epp["config"])
+    return out
 
 
 def migrated(alpha: Doc) -> Doc:
@@ -343,7 +358,7 @@ def alpha_dcds() -> list[Doc]:
     out = []
     for dgd in manifests(ALPHA, "DynamoGraphDeployment"):
         name = dgd["metadata"]["name"]
-        for svc, spec in _services(dgd):
+        for svc, spec in _services(epp_as_written(dgd)):
             dcd = {
                 "apiVersion": ALPHA,
                 "kind": "DynamoComponentDeployment",

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gocompat import view as goview
+from gocompat.marshal import marshal
 from gocompat.errors import GoTypeError, unmarshal_text
 from gocompat.gotime import go_time
 from gocompat.jsonvalue import deep_copy, json_type
@@ -202,9 +203,11 @@ def _decoder(kind: Kind, decoding: Decoding) -> Decoder:
         return _struct_decoders(kind, decoding)[1]
     if isinstance(kind, Go):
         expr = kind.type
+        # a ``full`` field's typed view is Go's whole encoding of it (so that it decodes to itself)
+        read = marshal if kind.full else goview.view
 
         def decode_go(value: Any, path: str) -> Any:
-            return goview.view(expr, value)
+            return read(expr, value)
 
         return decode_go
     if decoding.values:

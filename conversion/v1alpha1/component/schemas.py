@@ -34,6 +34,9 @@ EXTRA_POD_SPEC = nodes.define(
 )
 
 
+#: The Go type of an EPP component's ``eppConfig.config``.
+EPP_CONFIG = "*gie/apix/config/v1alpha1.EndpointPickerConfig"
+
 PROVIDER_OVERRIDE = Struct(
     (Field("apiVersion", "string", False), Field("target", "string"), Field("value", "any", False))
 )
@@ -47,7 +50,7 @@ _EPP = Struct(
     (
         # written whole, as the operator writes them (plugins[].name "", .parameters null …)
         Field("configMapRef", Go("*core/v1.ConfigMapKeySelector", full=True)),
-        Field("config", Go("*gie/apix/config/v1alpha1.EndpointPickerConfig", full=True)),
+        Field("config", Go(EPP_CONFIG, full=True)),
     )
 )
 _IDENTITY = Struct(
