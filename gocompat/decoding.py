@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from gocompat import view as goview
-from gocompat.marshal import marshal
 from gocompat.errors import GoTypeError, unmarshal_text
 from gocompat.gotime import go_time
 from gocompat.jsonvalue import deep_copy, json_type
+from gocompat.marshal import marshal
 from gocompat.quantity import ERR_FORMAT, canonical
 from gocompat.typed import (
     VIEW,
