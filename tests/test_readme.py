@@ -7,8 +7,8 @@ import os
 import re
 from pathlib import Path
 
-from app.settings import Settings
-from app.webhooks import WEBHOOK_ROUTES
+from app.review.webhooks import WEBHOOK_ROUTES
+from app.server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -36,7 +36,7 @@ def test_every_route_is_documented() -> None:
 
 
 def test_every_command_is_documented() -> None:
-    from app.cli import build_parser
+    from app.cli.main import build_parser
 
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     for name in sub.choices:  # type: ignore[union-attr]

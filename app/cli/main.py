@@ -17,12 +17,12 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from app import tool_args
-from app.settings import Settings, add_settings_arguments, settings_from_args
+from app.cli import tool_args
+from app.server.settings import Settings, add_settings_arguments, settings_from_args
 from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION
 
 if TYPE_CHECKING:
-    from app.documents import Document
+    from app.cli.documents import Document
 
 JSONObject = dict[str, Any]
 
@@ -33,10 +33,18 @@ JSONObject = dict[str, Any]
 def cmd_review(args: argparse.Namespace) -> int:
     import orjson
 
-    from app.dispatch import review_admission, review_conversion
-    from app.documents import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError, dump, is_dynamo, load_documents
-    from app.errors import BadRequest
-    from app.webhooks import WEBHOOK_ROUTES
+    from app.cli.documents import (
+        EXIT_FINDINGS,
+        EXIT_OK,
+        EXIT_USAGE,
+        InputError,
+        dump,
+        is_dynamo,
+        load_documents,
+    )
+    from app.review.dispatch import review_admission, review_conversion
+    from app.review.errors import BadRequest
+    from app.review.webhooks import WEBHOOK_ROUTES
     from domain.admission import AdmissionContext
 
     settings = Settings()
@@ -110,7 +118,7 @@ def lint_document(doc: Document, ctx: Any, diff: bool) -> tuple[list[str], list[
     import jsonpatch
     import orjson
 
-    from app.dispatch import review_admission
+    from app.review.dispatch import review_admission
 
     label = f"{doc.label} {doc.ident}"
     mutated = review_admission(_admission_review_for(doc.body), "mutate", ctx).response
@@ -133,7 +141,7 @@ def lint_document(doc: Document, ctx: Any, diff: bool) -> tuple[list[str], list[
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from app.documents import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError, is_dynamo, iter_documents
+    from app.cli.documents import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError, is_dynamo, iter_documents
     from domain.admission import AdmissionContext
 
     settings = Settings(
@@ -161,8 +169,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from app.documents import EXIT_USAGE, InputError, iter_documents
-    from app.migrate import migrate
+    from app.cli.documents import EXIT_USAGE, InputError, iter_documents
+    from app.cli.migrate import migrate
 
     try:
         docs = list(iter_documents(args.files))
@@ -176,7 +184,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from app.server import serve
+    from app.server.serve import serve
 
     return serve(settings_from_args(args))
 
@@ -210,7 +218,7 @@ class VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        from app.version import version_text
+        from app.cli.version import version_text
 
         print(version_text())
         parser.exit()

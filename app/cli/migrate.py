@@ -8,9 +8,9 @@ from typing import Any, TextIO
 
 import orjson
 
-from app.documents import EXIT_FINDINGS, EXIT_OK, Document, dump, is_dynamo
-from app.errors import ConversionFailure
-from app.roundtrip import CONVERTIBLE, VERSIONS, convert_one, other_version, roundtrip_problems
+from app.cli.documents import EXIT_FINDINGS, EXIT_OK, Document, dump, is_dynamo
+from app.review.errors import ConversionFailure
+from app.review.roundtrip import CONVERTIBLE, VERSIONS, convert_one, other_version, roundtrip_problems
 from kinds import REGISTRY
 
 PAYLOAD_KEYS = tuple(key for kind in REGISTRY for key in kind.payload_keys)

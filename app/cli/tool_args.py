@@ -4,7 +4,7 @@ parsers, and commands that import each tool only when it runs.
 The tools need the Kubernetes client and the rules; their flags need neither. Keeping the flags
 here lets ``dynamo-webhook --help`` (and every other command) build the whole parser without
 loading them. The tools' defaults that ``serve`` shares (Service name, namespace, Secret, cluster
-domain, the admission settings) come from :class:`~app.settings.Settings`.
+domain, the admission settings) come from :class:`~app.server.settings.Settings`.
 """
 
 from __future__ import annotations
@@ -13,31 +13,31 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from app.settings import ADMISSION_FIELDS, add_settings_arguments, settings_default
+from app.server.settings import ADMISSION_FIELDS, add_settings_arguments, settings_default
 
 # --------------------------------------------------------------------------- commands
 
 
 def cmd_certs_ensure(args: argparse.Namespace) -> int:
-    from app.certs_cli import cmd_ensure
+    from app.cluster.certs_cli import cmd_ensure
 
     return cmd_ensure(args)
 
 
 def cmd_certs_status(args: argparse.Namespace) -> int:
-    from app.certs_cli import cmd_status
+    from app.cluster.certs_cli import cmd_status
 
     return cmd_status(args)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from app.audit import cmd_audit as run
+    from app.cluster.audit import cmd_audit as run
 
     return run(args)
 
 
 def cmd_storage_migrate(args: argparse.Namespace) -> int:
-    from app.storage_migrate import cmd_storage_migrate as run
+    from app.cluster.storage_migrate import cmd_storage_migrate as run
 
     return run(args)
 

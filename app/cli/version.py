@@ -1,4 +1,4 @@
-"""What this installation is: the package version, the build of its rule layer (:mod:`app.build`)
+"""What this installation is: the package version, the build of its rule layer (:mod:`app.server.build`)
 and the upstream operator commit its rules, converters and CRD schemas follow.
 
 :data:`OPERATOR_COMMIT` is the one place that commit is named in the code; the test fixtures
@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.metadata
 
 #: The ai-dynamo/dynamo commit whose operator this service matches (admission rules and messages,
-#: conversion, the CRD schemas of ``app/schemas``).
+#: conversion, the CRD schemas of ``app/review/schemas``).
 OPERATOR_COMMIT = "2a6da14c8361"
 OPERATOR_REPOSITORY = "ai-dynamo/dynamo"
 
@@ -24,7 +24,7 @@ def package_version() -> str:
 
 def version_text() -> str:
     """``dynamo-webhook --version``: one line."""
-    from app.build import build_kind
+    from app.server.build import build_kind
 
     return (
         f"dynamo-webhook {package_version()} ({build_kind()} build), "

@@ -3,7 +3,7 @@ already exists in a cluster, before they are installed or upgraded.
 
 Read-only: paginated LISTs of the six kinds (plus their CRDs, the namespace-scope Leases and the live
 look-ups ``serve`` makes). Each object then goes through the server's own code
-(:func:`app.dispatch.review_admission`, :func:`app.dispatch.convert_objects`) the way the API server
+(:func:`app.review.dispatch.review_admission`, :func:`app.review.dispatch.convert_objects`) the way the API server
 would send it on
 
 - its next update: a no-op UPDATE (``object`` = ``oldObject`` = the object as stored), mutating then
@@ -33,10 +33,7 @@ import jsonpatch
 import orjson
 from kubernetes.config.config_exception import ConfigException
 
-from app.cluster import ClusterServices, LiveLookups
-from app.dispatch import review_admission
-from app.errors import ConversionFailure
-from app.inventory import (
+from app.cluster.inventory import (
     EXIT_FINDINGS,
     EXIT_OK,
     CrdInfo,
@@ -50,9 +47,12 @@ from app.inventory import (
     read_crd,
     select_kinds,
 )
-from app.roundtrip import convert_one, roundtrip_problems
-from app.settings import ADMISSION_FIELDS, Settings, settings_from_args
-from app.webhooks import WEBHOOK_ROUTES
+from app.review.dispatch import review_admission
+from app.review.errors import ConversionFailure
+from app.review.roundtrip import convert_one, roundtrip_problems
+from app.review.webhooks import WEBHOOK_ROUTES
+from app.server.cluster_services import ClusterServices, LiveLookups
+from app.server.settings import ADMISSION_FIELDS, Settings, settings_from_args
 from certs.kube import ApiError, lease_path
 from certs.leases import LEASE_NAME, lease_expired
 from domain.constants import GROUP

@@ -1,5 +1,5 @@
 """``dynamo-webhook certs``: ``ensure`` (one pass or the loop; usable as an init container) and ``status``
-(their flags: :mod:`app.tool_args`)."""
+(their flags: :mod:`app.cli.tool_args`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from kubernetes.config.config_exception import ConfigException
 
-from app.settings import settings_default
+from app.server.settings import settings_default
 from certs.kube import ApiError, Kube, in_cluster_namespace, load_api_client
 from certs.loop import CertConfig, Reconciler, ReconcileResult
 from certs.status import collect_status, render

@@ -40,7 +40,7 @@ from typing import Any, Literal, TextIO
 import orjson
 from kubernetes.config.config_exception import ConfigException
 
-from app.inventory import (
+from app.cluster.inventory import (
     EXIT_FINDINGS,
     EXIT_OK,
     CrdInfo,

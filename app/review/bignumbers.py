@@ -10,8 +10,8 @@ Here a body orjson refuses for such a number is decoded again with each of those
 by a string only this decode can make, then put back as an :class:`OutOfRange` (an infinite float
 that keeps the literal). Every other problem of the body is still orjson's: the stand-ins change
 nothing else, and each is only made where orjson said the number is. A review so decoded is
-marked (:class:`MarkedDict`, by :func:`app.reviews.parse_json`), so that its answer looks for the
-numbers (and only then: a document orjson decoded holds none); :mod:`app.schema` tells the typed
+marked (:class:`MarkedDict`, by :func:`app.review.reviews.parse_json`), so that its answer looks for the
+numbers (and only then: a document orjson decoded holds none); :mod:`app.review.schema` tells the typed
 fields with Go's words, and :func:`first_out_of_range` finds one anywhere else.
 """
 

@@ -3,18 +3,18 @@
 An unpaginated LIST of a large cluster in the non-storage version reaches the conversion webhook
 as one review of tens of thousands of objects (up to ``max_conversion_bytes``, 64 MiB). Decoded
 whole, with the converted objects beside it, such a review needs ten to fifteen times its size.
-Here the body is walked without being decoded (:mod:`app.jsonscan`): the envelope's small
-members are decoded and checked as :mod:`app.reviews` checks a decoded review, the span of each
+Here the body is walked without being decoded (:mod:`app.review.jsonscan`): the envelope's small
+members are decoded and checked as :mod:`app.review.reviews` checks a decoded review, the span of each
 of ``request.objects`` is noted, and then each object is decoded, converted and encoded on its
-own (:func:`app.dispatch.convert_one`), so that only the body, one object and the encoded answer
+own (:func:`app.review.dispatch.convert_one`), so that only the body, one object and the encoded answer
 are held. The answer is kept as pieces of about :data:`PIECE_BYTES`, packed past
-:data:`PACK_AFTER_BYTES`, and sent as they are (:attr:`app.dispatch.Outcome.parts`), never
+:data:`PACK_AFTER_BYTES`, and sent as they are (:attr:`app.review.dispatch.Outcome.parts`), never
 joined into one copy.
 
-The answer is the one :func:`app.dispatch.review_conversion` gives for the decoded body, byte for
-byte (``tests/app/test_conversion_stream.py`` holds the two to each other), with the same
+The answer is the one :func:`app.review.dispatch.review_conversion` gives for the decoded body, byte for
+byte (``tests/app/review/test_conversion_stream.py`` holds the two to each other), with the same
 all-or-nothing rule: a failure at any object fails the whole review naming it, and no converted
-object is sent. What is not a review at all is a :class:`~app.errors.BadRequest`, the body not
+object is sent. What is not a review at all is a :class:`~app.review.errors.BadRequest`, the body not
 being valid JSON first among them: like a decode of the whole body, every object is still read
 after a failure, so an invalid one later in the body makes the answer a 400. Only the words of
 that 400 differ from a whole decode's: the byte offset of the problem instead of its line and
@@ -28,9 +28,9 @@ from typing import Any
 
 import orjson
 
-from app.dispatch import Outcome, convert_one
-from app.errors import BadRequest, ReviewFailure
-from app.jsonscan import (
+from app.review.dispatch import Outcome, convert_one
+from app.review.errors import BadRequest, ReviewFailure
+from app.review.jsonscan import (
     VALIDATE_WHOLE,
     Buffer,
     ScanError,
@@ -45,7 +45,7 @@ from app.jsonscan import (
     validate,
     value_end,
 )
-from app.reviews import (
+from app.review.reviews import (
     MAX_DEPTH,
     Packed,
     Part,
@@ -67,7 +67,7 @@ MAX_OBJECTS = 1_000_000
 #: what the walk holds of them.
 MAX_MEMBERS = 1000
 #: Once the pieces held come to this many bytes, each further piece is held packed
-#: (:class:`~app.reviews.Packed`): the answer of a 64 MiB review is about 80 MiB encoded, which
+#: (:class:`~app.review.reviews.Packed`): the answer of a 64 MiB review is about 80 MiB encoded, which
 #: would double what the review holds; packed, it is a tenth of that. Smaller answers do not pay
 #: for packing.
 PACK_AFTER_BYTES = 8 * 1024 * 1024
@@ -169,7 +169,7 @@ OBJECT_DEPTH = MAX_DEPTH - 3
 
 def _object(buf: Buffer, spans: array[int], index: int) -> tuple[Any, bool]:
     """Object ``index``, and whether it holds numbers past a double's range
-    (:func:`app.jsonscan.decode`; not JSON: the 400), checked for depth (a span the walk found by
+    (:func:`app.review.jsonscan.decode`; not JSON: the 400), checked for depth (a span the walk found by
     its guess was not; one that opens no more containers than it may nest is not counted)."""
     start, end = spans[2 * index], spans[2 * index + 1]
     try:

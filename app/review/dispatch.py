@@ -1,7 +1,7 @@
 """Review dispatch: one decoded review in, one answer out.
 
 The HTTP routes and the offline CLI (``dynamo-webhook review``) both call these functions,
-so the server and the tools can never disagree. This is where a :class:`~app.errors.ReviewFailure`
+so the server and the tools can never disagree. This is where a :class:`~app.review.errors.ReviewFailure`
 becomes an answer: a denial with its code inside an AdmissionReview, a ``Failure`` inside a
 ConversionReview.
 """
@@ -17,9 +17,9 @@ from typing import Any, Literal
 import orjson
 
 import kinds
-from app.bignumbers import MarkedDict, first_out_of_range, out_of_range_text
-from app.errors import ConversionFailure, InternalError, InvalidRequest, ReviewFailure
-from app.reviews import (
+from app.review.bignumbers import MarkedDict, first_out_of_range, out_of_range_text
+from app.review.errors import ConversionFailure, InternalError, InvalidRequest, ReviewFailure
+from app.review.reviews import (
     AdmissionResponse,
     Part,
     admission_input,
@@ -33,7 +33,7 @@ from app.reviews import (
     read_conversion_review,
     unpacked,
 )
-from app.schema import check_object, first_type_error
+from app.review.schema import check_object, first_type_error
 from conversion.errors import ConversionError
 from conversion.hub import without_managed_fields
 from domain.admission import GVK, AdmissionContext, AdmissionInput
@@ -139,7 +139,7 @@ def _admit(
 ) -> AdmissionResponse:
     """The handler's answer; raises :class:`InvalidRequest` for an object of the wrong types and
     :class:`InternalError` when the handler fails. ``big_numbers``: the review holds numbers past
-    a double's range (:mod:`app.bignumbers`), which no object may hold."""
+    a double's range (:mod:`app.review.bignumbers`), which no object may hold."""
     problem = _type_problem(inp)
     if problem is None and big_numbers:
         problem = _big_number(inp.object, "request.object") or _big_number(inp.old_object, "request.oldObject")
@@ -165,7 +165,7 @@ def _admit(
 
 def _type_problem(inp: AdmissionInput, field_name: str = "object") -> str | None:
     """The first problem of the request's ``object`` (checked up front, values Go parses itself
-    included, :func:`~app.schema.check_object`; this also sets ``inp.spec_decodes``) or the first
+    included, :func:`~app.review.schema.check_object`; this also sets ``inp.spec_decodes``) or the first
     wrongly typed value of its stored ``oldObject`` (already passed the apiserver's schema
     validation, so only examined when a handler could not process the request)."""
     if inp.operation not in ("CREATE", "UPDATE") or inp.sub_resource:
@@ -235,7 +235,7 @@ def convert_one(
     """Object ``index`` of a review converted to ``desired``, with its (kind,
     "v1alpha1->v1beta1"); a failure raises :class:`ConversionFailure` naming the object (the
     converter's own text first, as upstream prints it). ``big_numbers``: the object may hold
-    numbers past a double's range (:mod:`app.bignumbers`), which fail its decode."""
+    numbers past a double's range (:mod:`app.review.bignumbers`), which fail its decode."""
     if not isinstance(obj, dict):
         raise ConversionFailure(f"objects[{index}]: expected a JSON object, got {json_type(obj)}")
     problem = first_type_error(obj, str(obj.get("apiVersion", "")), str(obj.get("kind", "")))

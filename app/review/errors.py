@@ -10,7 +10,7 @@ depends on how far the review was read:
   answered inside the review (HTTP 200): an AdmissionReview denial with ``status.code`` = ``code``,
   or a ConversionReview ``Failure``.
 
-:mod:`app.dispatch` maps failures onto review answers, :mod:`app.routes` bad requests onto HTTP
+:mod:`app.review.dispatch` maps failures onto review answers, :mod:`app.server.routes` bad requests onto HTTP
 answers.
 """
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from app.bignumbers import loads_with_big_numbers
+from app.review.bignumbers import loads_with_big_numbers
 
 Buffer = bytes | bytearray
 
@@ -330,7 +330,7 @@ def members(
 
 def decode(buf: Buffer, start: int, end: int) -> tuple[Any, bool]:
     """The value in ``buf[start:end]``, decoded by orjson, numbers past a double's range
-    included, and whether it holds any (:mod:`app.bignumbers`); a problem: :class:`ScanError`
+    included, and whether it holds any (:mod:`app.review.bignumbers`); a problem: :class:`ScanError`
     with orjson's words."""
     view = memoryview(buf)[start:end]
     try:

@@ -4,10 +4,10 @@
 Rules (apiserver / controller-runtime behaviour):
 - A body that is not a review at all (not JSON, invalid UTF-8, nesting deeper than
   :data:`MAX_DEPTH`, wrong apiVersion/kind, no ``request`` or no ``uid``) raises
-  :class:`~app.errors.BadRequest`; the HTTP layer answers 400.
+  :class:`~app.review.errors.BadRequest`; the HTTP layer answers 400.
 - Once the uid is known, every problem is answered inside a review (HTTP 200): a denial with
   ``status.code`` >= 400 and a message naming the field, or a conversion ``Failure``. A malformed
-  request raises :class:`~app.errors.InvalidRequest`, which :mod:`app.dispatch` answers so.
+  request raises :class:`~app.review.errors.InvalidRequest`, which :mod:`app.review.dispatch` answers so.
 - Answers use the apiVersion/kind of the request and echo its uid.
 """
 
@@ -21,8 +21,8 @@ from typing import Any, Literal, TypedDict
 
 import orjson
 
-from app.bignumbers import MarkedDict, loads_with_big_numbers
-from app.errors import BadRequest, InvalidRequest
+from app.review.bignumbers import MarkedDict, loads_with_big_numbers
+from app.review.errors import BadRequest, InvalidRequest
 from domain.admission import GVK, AdmissionInput, Decision, Operation, UserInfo
 from gocompat.jsonvalue import json_type
 
@@ -132,7 +132,7 @@ def check_depth(doc: Any) -> None:
 
     orjson's encoder is a depth-limited walk in C, four times as fast as :func:`_within` on a
     review: with :data:`_PADDING` lists around the document it refuses exactly the documents
-    :func:`_within` refuses (``tests/app/test_bad_input.py`` holds the two to each other)."""
+    :func:`_within` refuses (``tests/app/review/test_bad_input.py`` holds the two to each other)."""
     refused = _encoder_refuses(doc) if _PADDING > 0 else None
     if refused is None:
         refused = not _within(doc, MAX_DEPTH)
@@ -163,7 +163,7 @@ def parse_json(body: bytes | bytearray) -> Any:
 
 def _valid_json(body: bytes | bytearray, exc: orjson.JSONDecodeError) -> Any:
     """A body orjson refused: decoded when it is JSON with numbers past a double's range
-    (:mod:`app.bignumbers`), else the 400 that it is not JSON."""
+    (:mod:`app.review.bignumbers`), else the 400 that it is not JSON."""
     try:
         doc = loads_with_big_numbers(body, exc)
     except orjson.JSONDecodeError as refusal:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.compare import diff_paths, normalize
-from app.dispatch import convert_objects
+from app.review.compare import diff_paths, normalize
+from app.review.dispatch import convert_objects
 from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION
 from kinds import REGISTRY
 

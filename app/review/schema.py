@@ -1,8 +1,8 @@
 """Structural type check of Dynamo objects against the CRD schemas (compact skeletons in
-``app/schemas/``, derived from the operator's CRDs and Go types by ``scripts/gen_schemas.py``).
+``app/review/schemas/``, derived from the operator's CRDs and Go types by ``scripts/gen_schemas.py``).
 
 The operator decodes every object into typed structs, so a value of the wrong JSON type is a
-400 error naming the field. :mod:`app.dispatch` checks, in this order: the ``object`` of a
+400 error naming the field. :mod:`app.review.dispatch` checks, in this order: the ``object`` of a
 CREATE or UPDATE (not of a subresource; on a per-kind path only when the request's kind is the
 one the path expects) before any rule runs, so a wrongly typed value is refused with 400 and no
 rule sees it; the stored ``oldObject`` only when a handler then failed on the request (it already
@@ -35,7 +35,7 @@ The same walk also tells whether an object's ``spec`` **decodes as it is**: ever
 holds is one its schema names (exactly, as written), no number is a float where Go wants an
 integer, and no list element or map value of an object type is null (every self-parsed value
 parses, or the object has a problem), so the conversion's decode of that spec cannot fail
-(``tests/app/test_schema_decodes.py`` proves it, leaf by leaf and on generated specs). The
+(``tests/app/review/test_schema_decodes.py`` proves it, leaf by leaf and on generated specs). The
 v1alpha1 compatibility pass of a v1beta1 request relies on it (:mod:`validation.alpha`).
 """
 
@@ -46,7 +46,7 @@ import json
 from importlib import resources
 from typing import Any
 
-from app.bignumbers import OutOfRange
+from app.review.bignumbers import OutOfRange
 from gocompat.errors import Abort, Mismatch, unmarshal_text
 from gocompat.jsonvalue import json_type
 from gocompat.leaves import PARSED_NODES
@@ -188,7 +188,7 @@ def skeleton_for(api_version: str, kind: str) -> Skeleton | None:
     group, _, version = api_version.rpartition("/")
     name = f"{group}_{version}_{kind}.json"
     try:
-        text = resources.files("app.schemas").joinpath(name).read_text()
+        text = resources.files("app.review.schemas").joinpath(name).read_text()
     except (FileNotFoundError, OSError):
         return None
     result: Skeleton = json.loads(text)

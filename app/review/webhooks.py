@@ -1,5 +1,5 @@
 """The webhook paths served: the generic ones and the upstream operator's per-kind ones, each with
-the review it answers and the GVK guard of its upstream handler. The HTTP layer (:mod:`app.routes`)
+the review it answers and the GVK guard of its upstream handler. The HTTP layer (:mod:`app.server.routes`)
 serves them; ``review`` and ``audit`` answer offline as the path would.
 """
 

@@ -21,7 +21,7 @@ import pkgutil
 from typing import Literal
 
 COMPILED_PACKAGES = ("conversion", "defaulting", "domain", "gocompat", "kinds", "validation")
-COMPILED_MODULES = ("app.dispatch", "app.errors", "app.reviews", "app.schema")
+COMPILED_MODULES = ("app.review.dispatch", "app.review.errors", "app.review.reviews", "app.review.schema")
 
 
 def rule_modules() -> list[str]:

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.incluster import in_cluster
-from app.settings import Settings
+from app.server.incluster import in_cluster
+from app.server.settings import Settings
 from certs.kube import ApiError, Backoff, Kube, load_api_client
 from certs.leases import NamespaceScope
 from certs.loop import CertConfig, Reconciler

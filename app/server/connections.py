@@ -25,7 +25,7 @@ client.
   layer's buffers), which glibc keeps once they are freed: a thousand connections closed left the
   process some 50 MB larger for good. Once :data:`RELEASE_AFTER` connections have closed since the
   most open, and when the last one has, the sweep hands that memory back
-  (:func:`app.memory.release`, a few milliseconds at most).
+  (:func:`app.server.memory.release`, a few milliseconds at most).
 
 :class:`ServingLoop` is the event loop of a server process; its ``create_server`` puts a
 :class:`TlsGate` in front of every TLS connection of the server uvicorn asks for.
@@ -50,8 +50,8 @@ import uvloop
 from prometheus_client import Counter
 from uvloop.loop import SSLProtocol  # type: ignore[attr-defined]  # the TLS layer of its servers
 
-from app import memory
-from app.settings import Settings
+from app.server import memory
+from app.server.settings import Settings
 
 log = logging.getLogger("dynamo_webhook.connections")
 

@@ -12,11 +12,11 @@ here is one of a set fixed when the module is loaded, and anything else is :data
   (:data:`CODES`, as text). They come from the code, not from a request, but a label is
   bounded by what it accepts rather than by what its callers happen to send.
 
-:class:`app.tally.PathTally` counts a review under these values, so it keeps no more keys than
+:class:`app.server.tally.PathTally` counts a review under these values, so it keeps no more keys than
 the set holds either. The tables map each known value to one shared key, so a review's cost is
 a dict lookup on the key it builds anyway; an unknown value takes the slower way once per review
 (:func:`admission_key`, :func:`conversion_key`). The review log line still carries the value the
-request sent, cut to a bounded length (:func:`app.observability.log_value`).
+request sent, cut to a bounded length (:func:`app.server.observability.log_value`).
 """
 
 from __future__ import annotations

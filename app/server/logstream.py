@@ -1,13 +1,13 @@
 """The serving process's log stream: the lines of one turn of the event loop in one write.
 
-Every answered review logs a line (:class:`app.observability.ReviewLog`). Written and flushed one
+Every answered review logs a line (:class:`app.server.observability.ReviewLog`). Written and flushed one
 by one, each line is a ``write`` system call of its own. :class:`PerTurnStream` wraps the
 process's stderr and holds what is written while an event loop runs in the writing thread; a
 callback queued on that loop at the first held line writes them all out, in order, as one write
 at the end of the turn. Under load a turn answers several reviews (a mutation at 16 connections:
 8 lines per write, and 0.0988 against 0.1006 ms of CPU per request, median of 4 alternating
 runs); when idle a line still goes out within the turn that logged it, and before the answer it
-logs: the answer's bytes are queued after it (:mod:`app.transport`).
+logs: the answer's bytes are queued after it (:mod:`app.server.transport`).
 
 Anything written outside a running loop (start-up, worker threads answering large reviews, the
 CLI, ``logging.shutdown`` at exit) goes straight through, after what is held, so lines keep their
@@ -59,7 +59,7 @@ class PerTurnStream:
 
     def write_line(self, text: str) -> None:
         """:meth:`write` and, when ``text`` is not held for a turn's end, :meth:`flush` (a review's
-        log line, :class:`app.observability.ReviewLog`, which calls no ``flush`` of its own)."""
+        log line, :class:`app.server.observability.ReviewLog`, which calls no ``flush`` of its own)."""
         loop = _get_running_loop()
         with self._lock:
             if loop is None:

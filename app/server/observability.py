@@ -14,10 +14,10 @@ import orjson
 from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.metrics_core import Metric
 
-from app.logstream import PerTurnStream
+from app.server.logstream import PerTurnStream
 
 #: Set (to a directory) when worker processes share their metrics through prometheus-client's
-#: multiprocess mode (``app.workers``).
+#: multiprocess mode (``app.server.workers``).
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
@@ -27,7 +27,7 @@ def multiprocess_metrics() -> bool:
 
 
 #: Called (bound methods, held weakly) before any review metric below is collected: counts kept
-#: elsewhere (:class:`app.tally.PathTally`) reach the metrics before a scrape reads them.
+#: elsewhere (:class:`app.server.tally.PathTally`) reach the metrics before a scrape reads them.
 _BEFORE_COLLECT: list[weakref.WeakMethod[Callable[[], None]]] = []
 
 
@@ -260,7 +260,7 @@ _direct: tuple[logging.StreamHandler[Any], JSONFormatter] | None = None
 def configure_logging(fmt: str = "json", level: str = "info", *, per_turn: bool = False) -> None:
     """One handler on stderr for every logger, in ``fmt`` (json or text) at ``level``.
     ``per_turn`` (the serving processes): the lines logged in one turn of the event loop reach
-    stderr as one write (:class:`app.logstream.PerTurnStream`)."""
+    stderr as one write (:class:`app.server.logstream.PerTurnStream`)."""
     global _direct
     # No caller/thread/process lookups per record: nothing in the formats uses them, and the
     # stack walk would be paid on every review.

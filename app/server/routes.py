@@ -1,5 +1,5 @@
-"""HTTP routes: the webhook paths (:mod:`app.webhooks`), health, readiness and metrics. This
-module only maps HTTP to :mod:`app.dispatch`, and a :class:`~app.errors.BadRequest` to its HTTP
+"""HTTP routes: the webhook paths (:mod:`app.review.webhooks`), health, readiness and metrics. This
+module only maps HTTP to :mod:`app.review.dispatch`, and a :class:`~app.review.errors.BadRequest` to its HTTP
 answer.
 """
 
@@ -22,23 +22,29 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from app import memory
-from app.conversion_stream import review_conversion_body
-from app.deadlines import BodyDeadlines
-from app.dispatch import Outcome, review_admission, review_conversion
-from app.errors import BadRequest
-from app.observability import LOG_DETAIL_CHARS, LOG_VALUE_CHARS, ReviewLog, log_value, multiprocess_metrics
-from app.reviews import Part, parse_json, part_size, unpacked
-from app.settings import Settings
-from app.tally import PathTally
-from app.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
+from app.review.conversion_stream import review_conversion_body
+from app.review.dispatch import Outcome, review_admission, review_conversion
+from app.review.errors import BadRequest
+from app.review.reviews import Part, parse_json, part_size, unpacked
+from app.review.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
+from app.server import memory
+from app.server.deadlines import BodyDeadlines
+from app.server.observability import (
+    LOG_DETAIL_CHARS,
+    LOG_VALUE_CHARS,
+    ReviewLog,
+    log_value,
+    multiprocess_metrics,
+)
+from app.server.settings import Settings
+from app.server.tally import PathTally
 from domain.admission import AdmissionContext
 
 log = logging.getLogger("dynamo_webhook.review")
 REVIEW_LOG = ReviewLog("dynamo_webhook.review")
 
 #: Bodies larger than this are handled off the event loop so they do not stall small reviews,
-#: and a ConversionReview that large is read one object at a time (:mod:`app.conversion_stream`;
+#: and a ConversionReview that large is read one object at a time (:mod:`app.review.conversion_stream`;
 #: a smaller one is decoded whole, which is quicker for a few objects and gives the same answer).
 OFFLOAD_BYTES = 256 * 1024
 
@@ -143,7 +149,7 @@ async def _answer(send: Send, status: int, body: bytes, json: bool = True, close
 async def _answer_parts(send: Send, parts: list[Part]) -> None:
     """Send a 200 JSON answer held in parts, one body message each (a packed part unpacked just
     before), letting go of each part once sent. After each part the event loop gets a turn: the
-    coalescing transport (:mod:`app.transport`) then passes the part on, and once the
+    coalescing transport (:mod:`app.server.transport`) then passes the part on, and once the
     connection's buffer is full the server's flow control makes the next ``send`` wait for the
     client, so that only about one part is unpacked and buffered at a time."""
     total = sum(part_size(part) for part in parts)
@@ -181,7 +187,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
         return answer(parse_json(body))
 
     def answer_large(body: bytes | bytearray) -> Outcome:
-        # A ConversionReview is read one object at a time (app.conversion_stream); an
+        # A ConversionReview is read one object at a time (app.review.conversion_stream); an
         # AdmissionReview decoded whole, which is garbage once answered.
         streamed = route.type == "convert"
         outcome = review_conversion_body(body) if streamed else decode_and_answer(body)

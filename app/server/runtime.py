@@ -1,14 +1,14 @@
 """The pieces of a server process that ``serve`` (one process) and ``serve --workers N`` (a
-supervisor and its workers, :mod:`app.workers`) share: certificates in place, the app's state,
+supervisor and its workers, :mod:`app.server.workers`) share: certificates in place, the app's state,
 the listening HTTPS socket, the uvicorn configuration and server with its graceful drain, its
-event loop (with the connection limits of :mod:`app.connections`) and SIGHUP, the plain-HTTP
+event loop (with the connection limits of :mod:`app.server.connections`) and SIGHUP, the plain-HTTP
 metrics port and the curl hint printed at start.
 
 Both ports are bound before anything is printed: a port that cannot be bound is a
 :class:`BindError`, one line naming the address and the flags that change it, and the curl hint
 comes only once both listen.
 
-SIGHUP re-reads the serving certificate (:meth:`~app.tls.CertReloader.reread`) and changes
+SIGHUP re-reads the serving certificate (:meth:`~app.server.tls.CertReloader.reread`) and changes
 nothing else: requests in flight and connections go on. It is ignored from the start of the
 process (:func:`ignore_hangup`) until the server's loop handles it.
 """
@@ -31,19 +31,19 @@ from typing import Any
 import uvicorn
 from prometheus_client import REGISTRY
 
-from app.cluster import ClusterServices
-from app.connections import Limits, loop_factory
-from app.metrics_http import MetricsServer, serve_metrics
-from app.routes import AppState
-from app.settings import Settings
-from app.tls import CertReloader
-from app.transport import CoalescingHttpToolsProtocol
+from app.server.cluster_services import ClusterServices
+from app.server.connections import Limits, loop_factory
+from app.server.metrics_http import MetricsServer, serve_metrics
+from app.server.routes import AppState
+from app.server.settings import Settings
+from app.server.tls import CertReloader
+from app.server.transport import CoalescingHttpToolsProtocol
 from certs.dev import ensure_dev_certs
 from domain.admission import AdmissionContext
 
 log = logging.getLogger("dynamo_webhook.server")
 
-REPO_EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+REPO_EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CURL_EXAMPLE = "admission/dgd-v1beta1-create.json"
 #: Listen backlog of the HTTPS socket (uvicorn's default).
 BACKLOG = 2048
@@ -188,7 +188,7 @@ GC_THRESHOLD_GEN0 = 20_000
 
 def ignore_hangup() -> None:
     """SIGHUP does not end a server process (by default it would, at once); a worker starts with
-    it blocked (see :meth:`app.workers.Supervisor.spawn`) and unblocks it here."""
+    it blocked (see :meth:`app.server.workers.Supervisor.spawn`) and unblocks it here."""
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import logging
 import sys
 
-from app import memory
-from app.build import build_kind
-from app.cluster import build_cluster_services, wait_for_pair
-from app.observability import BUILD_INFO, configure_logging
-from app.routes import create_app
-from app.runtime import (
+from app.server import memory
+from app.server.build import build_kind
+from app.server.cluster_services import build_cluster_services, wait_for_pair
+from app.server.observability import BUILD_INFO, configure_logging
+from app.server.routes import create_app
+from app.server.runtime import (
     BindError,
     DrainingServer,
     bind_ports,
@@ -25,9 +25,9 @@ from app.runtime import (
     print_curl_hint,
     uvicorn_config,
 )
-from app.settings import Settings
-from app.tls import CertReloader
-from app.workers import serve_workers
+from app.server.settings import Settings
+from app.server.tls import CertReloader
+from app.server.workers import serve_workers
 
 log = logging.getLogger("dynamo_webhook.server")
 

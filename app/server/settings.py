@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.incluster import in_cluster
+from app.server.incluster import in_cluster
 from domain.admission import DEFAULT_OPERATOR_PRINCIPAL, DEFAULT_PLANNER_SERVICE_ACCOUNT, AdmissionSettings
 
 MiB = 1024 * 1024

@@ -1,6 +1,6 @@
 """The review metrics of one webhook path, counted without a Prometheus call per review.
 
-Every answered review moves five metrics (:mod:`app.observability`): requests in flight up and
+Every answered review moves five metrics (:mod:`app.server.observability`): requests in flight up and
 down, the latency histogram, requests by HTTP code, and admissions (or conversions) by kind.
 Through prometheus_client each is a method chain and a lock of its own; in the server they were
 a tenth of a mutation's CPU time (0.1013 against 0.0934 ms per request with them taken out,
@@ -11,14 +11,14 @@ one lock (1.1 µs per review in process, against 2.5 µs for the five calls), an
 When publishing happens:
 
 * **one process** (the default): before the metrics are read. Each review metric calls the
-  publish hooks first when collected (:func:`app.observability.before_collect`), so every scrape,
+  publish hooks first when collected (:func:`app.server.observability.before_collect`), so every scrape,
   on either port, sees every review answered before it. Requests in flight are read live
   (the gauge's function), as the event loop counts them.
 * **several worker processes** (``PROMETHEUS_MULTIPROC_DIR``): after each review, and the
   in-flight gauge on each change, as before: the supervisor reads the workers' metric files,
   and nothing in a worker runs when it does.
 
-Each review is counted under its label values (:mod:`app.labels`), not under what its request
+Each review is counted under its label values (:mod:`app.server.labels`), not under what its request
 said, so neither the counts here nor the series they become grow with made-up kinds and
 operations.
 """
@@ -29,8 +29,8 @@ import bisect
 import threading
 from typing import Any
 
-from app.labels import ADMISSION_KEYS, CONVERSION_KEYS, admission_key, code_label, conversion_key
-from app.observability import (
+from app.server.labels import ADMISSION_KEYS, CONVERSION_KEYS, admission_key, code_label, conversion_key
+from app.server.observability import (
     ADMISSIONS,
     BAD_REQUESTS,
     CONVERSION_FAILURES,

@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.observability import CERT_RELOADS
+from app.server.observability import CERT_RELOADS
 from certs import pki
 from certs.files import CA_CRT, read_optional
 from certs.served import ServedCert, publish, read_served

@@ -8,7 +8,7 @@ loop and passes them on together at the end of it (``loop.call_soon``): the same
 same order, in one record and one send. Closing (or aborting) the connection first passes on (or
 drops) what is held, so nothing is reordered or lost; everything else is the real transport's.
 
-The protocol also puts each connection under its server's :class:`~app.connections.ConnectionWatch`
+The protocol also puts each connection under its server's :class:`~app.server.connections.ConnectionWatch`
 (header and answer deadlines) from ``connection_made`` to ``connection_lost``; nothing is added per
 request.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from app.connections import ConnectionWatch
+from app.server.connections import ConnectionWatch
 
 #: Held writes up to this many bytes in all are joined into one (larger ones are passed on as they
 #: are, still at the end of the turn: a TLS record holds at most 16 KiB).
@@ -92,7 +92,7 @@ class CoalescingTransport:
 
 class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol writing through a :class:`CoalescingTransport`, watched by
-    ``watch`` (set by :class:`~app.connections.TlsGate` before the connection is made)."""
+    ``watch`` (set by :class:`~app.server.connections.TlsGate` before the connection is made)."""
 
     watch: ConnectionWatch | None = None
     # The watch's state of this connection (see ConnectionWatch).

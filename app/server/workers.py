@@ -3,7 +3,7 @@
 The supervisor (the process started as ``dynamo-webhook serve``) prepares the certificates,
 binds the HTTPS socket, runs the certificate reconcile loop (when a Kubernetes API is in use)
 and the plain-HTTP metrics port, and spawns the workers. Each worker builds its own
-:class:`~app.tls.CertReloader` (so a rotated pair is picked up by every worker), its own Lease
+:class:`~app.server.tls.CertReloader` (so a rotated pair is picked up by every worker), its own Lease
 watcher and app, and serves the inherited socket; the kernel hands each new connection to one
 of them.
 
@@ -18,7 +18,7 @@ and the supervisor exits once all of them have. SIGHUP on the supervisor is forw
 its main loop, within a fifth of a second): each worker re-reads its serving certificate and
 serves on.
 
-What a server process is made of is shared with the single-process ``serve`` (:mod:`app.runtime`).
+What a server process is made of is shared with the single-process ``serve`` (:mod:`app.server.runtime`).
 """
 
 from __future__ import annotations
@@ -41,11 +41,11 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, multiprocess, values
 
-from app import memory
-from app.cluster import ClusterServices, api_available, build_cluster_services, wait_for_pair
-from app.observability import MULTIPROC_ENV, configure_logging
-from app.routes import create_app
-from app.runtime import (
+from app.server import memory
+from app.server.cluster_services import ClusterServices, api_available, build_cluster_services, wait_for_pair
+from app.server.observability import MULTIPROC_ENV, configure_logging
+from app.server.routes import create_app
+from app.server.runtime import (
     BindError,
     DrainingServer,
     bind_ports,
@@ -55,8 +55,8 @@ from app.runtime import (
     print_curl_hint,
     uvicorn_config,
 )
-from app.settings import Settings
-from app.tls import CertReloader, load_pair
+from app.server.settings import Settings
+from app.server.tls import CertReloader, load_pair
 
 log = logging.getLogger("dynamo_webhook.workers")
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from app.compare import diff_paths, normalize
+from app.review.compare import diff_paths, normalize
 from kinds import convert
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -182,7 +182,7 @@ def test_settings_left_null_are_not_set() -> None:
 
 
 def test_every_setting_the_chart_sets_is_a_setting() -> None:
-    from app.settings import Settings
+    from app.server.settings import Settings
 
     names = {f"DYNAMO_WEBHOOK_{n.upper()}" for n in Settings.model_fields}
     chart = render("features.grove=true", "features.checkpoint=false", "features.gpuDiscovery=true",

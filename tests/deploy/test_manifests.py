@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from app.settings import Settings, default_cert_dir
-from app.webhooks import WEBHOOK_ROUTES
+from app.review.webhooks import WEBHOOK_ROUTES
+from app.server.settings import Settings, default_cert_dir
 from certs.leases import LEASE_NAME
 from certs.loop import (
     CERT_MANAGER_INJECT_ANNOTATION,

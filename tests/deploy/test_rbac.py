@@ -22,8 +22,8 @@ from urllib.parse import parse_qs
 import pytest
 import yaml
 
-from app.cluster import ClusterServices, build_cluster_services
-from app.settings import Settings
+from app.server.cluster_services import ClusterServices, build_cluster_services
+from app.server.settings import Settings
 from certs import pki
 from domain.admission import LookupNotFound
 from tests.deploy.manifests import OVERLAYS, Build, build

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.schema import check_object
+from app.review.schema import check_object
 from bench import payloads
 from domain.admission import AdmissionContext, Decision
 from domain.constants import ANN_DCD_SPEC, ANN_DCD_STATUS, ANN_DGD_SPEC, ANN_DGD_STATUS

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.cli import build_parser, main
-from app.settings import Settings, settings_from_args
+from app.cli.main import build_parser, main
+from app.server.settings import Settings, settings_from_args
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXE = Path(sys.executable).parent / "dynamo-webhook"
 
 
@@ -175,8 +175,8 @@ def test_lint_accepts_every_example_and_shows_defaults(capsys: pytest.CaptureFix
 
 
 def test_version_names_the_package_the_build_and_the_operator_commit() -> None:
-    from app.build import build_kind
-    from app.version import OPERATOR_COMMIT
+    from app.cli.version import OPERATOR_COMMIT
+    from app.server.build import build_kind
 
     proc = run("--version")
     assert proc.returncode == 0, proc.stderr
@@ -186,7 +186,7 @@ def test_version_names_the_package_the_build_and_the_operator_commit() -> None:
 
 
 def test_the_operator_commit_is_the_one_the_fixtures_come_from() -> None:
-    from app.version import OPERATOR_COMMIT
+    from app.cli.version import OPERATOR_COMMIT
 
     fixtures = ROOT / "tests" / "fixtures"
     assert f" at {OPERATOR_COMMIT} " in (fixtures / "crds" / "README.md").read_text()
@@ -198,7 +198,7 @@ def test_the_operator_commit_is_the_one_the_fixtures_come_from() -> None:
 
 
 #: Modules ``--help`` must not load: the server, the rules, the Kubernetes client and what only they need.
-HEAVY = ("app.server", "app.audit", "app.certs_cli", "app.storage_migrate", "app.dispatch", "uvicorn", "fastapi",
+HEAVY = ("app.server.serve", "app.cluster.audit", "app.cluster.certs_cli", "app.cluster.storage_migrate", "app.review.dispatch", "uvicorn", "fastapi",
          "starlette", "kubernetes", "kinds", "conversion", "validation", "defaulting", "gocompat", "cryptography",
          "yaml", "orjson", "jsonpatch", "certs")
 
@@ -206,7 +206,7 @@ HEAVY = ("app.server", "app.audit", "app.certs_cli", "app.storage_migrate", "app
 @pytest.mark.parametrize("argv", [["--help"], ["serve", "--help"], ["audit", "--help"], ["certs", "status", "--help"]])
 def test_help_loads_none_of_the_heavy_modules(argv: list[str]) -> None:
     code = (
-        "import sys\nfrom app.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "import sys\nfrom app.cli.main import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
         "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)

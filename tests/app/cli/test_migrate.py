@@ -12,11 +12,11 @@ import pytest
 import yaml
 
 import kinds
-from app.cli import main
-from app.documents import Document
-from app.migrate import migrate
+from app.cli.documents import Document
+from app.cli.main import main
+from app.cli.migrate import migrate
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MANIFESTS = sorted((ROOT / "examples" / "manifests").glob("*.yaml")) + sorted(
     (ROOT / "tests" / "fixtures" / "conversion").rglob("*.yaml")
 )

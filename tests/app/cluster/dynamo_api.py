@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.inventory import KINDS
+from app.cluster.inventory import KINDS
 from certs.kube import ApiError, Kube
 
 Obj = dict[str, Any]

@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 import yaml
 
-from app import audit
-from app.audit import Auditor, as_manifest, render_json, render_table, run, writer_version
-from app.cli import build_parser, main
-from app.inventory import KINDS, CrdInfo, Listing, Progress, RateLimiter, select_kinds
-from app.settings import Settings
+from app.cli.main import build_parser, main
+from app.cluster import audit
+from app.cluster.audit import Auditor, as_manifest, render_json, render_table, run, writer_version
+from app.cluster.inventory import KINDS, CrdInfo, Listing, Progress, RateLimiter, select_kinds
+from app.server.settings import Settings
 from certs.kube import ApiError
 from domain.admission import AdmissionContext
-from tests.app.dynamo_api import FakeApi
+from tests.app.cluster.dynamo_api import FakeApi
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "admission" / "manifests"
 DGD, DCD, DGDR, DGDSA, DM, DCKPT = KINDS
 HUB = CrdInfo("dynamographdeployments.nvidia.com", "u", 1, "1", "v1beta1", ("v1alpha1", "v1beta1"),
@@ -305,7 +305,7 @@ def test_progress_goes_to_a_terminal_only() -> None:
 
 @pytest.fixture
 def connected(monkeypatch: pytest.MonkeyPatch) -> FakeApi:
-    from app.inventory import Connection
+    from app.cluster.inventory import Connection
 
     api = cluster()
     monkeypatch.setattr(audit, "connect", lambda args, qps=0.0: Connection(api, None, "apps"))  # type: ignore[arg-type]
@@ -389,7 +389,7 @@ def test_rate_limiter_spaces_requests() -> None:
 def test_audit_takes_exactly_the_settings_the_admission_rules_read() -> None:
     import dataclasses
 
-    from app.settings import ADMISSION_FIELDS
+    from app.server.settings import ADMISSION_FIELDS
 
     base = Settings().admission_settings()
     changed = {"feature_grove": True, "feature_checkpoint": True, "feature_gpu_discovery": False,

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from app import storage_migrate
-from app.cli import main
-from app.inventory import KINDS, Connection
-from app.storage_migrate import Migrator, State, render
+from app.cli.main import main
+from app.cluster import storage_migrate
+from app.cluster.inventory import KINDS, Connection
+from app.cluster.storage_migrate import Migrator, State, render
 from certs.kube import ApiError
-from tests.app.dynamo_api import Call, FakeApi
+from tests.app.cluster.dynamo_api import Call, FakeApi
 
 DGD, DCD = KINDS[0], KINDS[1]
 DGDS = "/apis/nvidia.com/v1beta1/namespaces/apps/dynamographdeployments"

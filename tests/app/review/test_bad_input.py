@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from app.errors import BadRequest
-from app.reviews import MAX_DEPTH, _few_brackets, _within, check_depth, parse_json
+from app.review.errors import BadRequest
+from app.review.reviews import MAX_DEPTH, _few_brackets, _within, check_depth, parse_json
 from tests.app.conftest import JSON_HEADERS, admission_review, make_client
 
 
@@ -96,7 +96,7 @@ def test_admission_body_over_limit_is_413() -> None:
 
 
 def test_default_limits_are_7_and_64_mib() -> None:
-    from app.settings import Settings
+    from app.server.settings import Settings
 
     settings = Settings()
     assert settings.max_admission_bytes == 7 * 1024 * 1024

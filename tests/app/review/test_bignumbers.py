@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from app.bignumbers import MAX_NUMBERS, OutOfRange, loads_with_big_numbers
-from app.errors import BadRequest
-from app.reviews import MarkedDict, parse_json
+from app.review.bignumbers import MAX_NUMBERS, OutOfRange, loads_with_big_numbers
+from app.review.errors import BadRequest
+from app.review.reviews import MarkedDict, parse_json
 from bench import payloads
 from tests.app.conftest import JSON_HEADERS, admission_review, example
-from tests.app.test_conversion_stream import assert_same_answer, review
+from tests.app.review.test_conversion_stream import assert_same_answer, review
 
 REPLICAS = "DynamoComponentDeploymentSharedSpec.spec.components.replicas of type int32"
 PLACEHOLDER = '"NUMBER"'

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from app.compare import diff_paths, normalize
+from app.review.compare import diff_paths, normalize
 
 ALPHA = "nvidia.com/v1alpha1"
 BETA = "nvidia.com/v1beta1"

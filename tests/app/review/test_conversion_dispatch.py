@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 import kinds
-from app.dispatch import review_conversion
+from app.review.dispatch import review_conversion
 from bench import payloads
 
 ALPHA, BETA = payloads.ALPHA, payloads.BETA

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.conversion_stream import PIECE_BYTES, review_conversion_body
-from app.dispatch import Outcome, review_conversion
-from app.errors import BadRequest
-from app.reviews import MAX_DEPTH, parse_json
+from app.review.conversion_stream import PIECE_BYTES, review_conversion_body
+from app.review.dispatch import Outcome, review_conversion
+from app.review.errors import BadRequest
+from app.review.reviews import MAX_DEPTH, parse_json
 from bench import payloads
 from tests.conversion.vector_helpers import load_vectors
 from tests.fuzz.test_envelope import conversion_reviews
@@ -303,7 +303,7 @@ def test_memory_grows_with_one_object_not_with_the_review() -> None:
 def test_a_review_listing_too_many_objects_or_members_is_a_413(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the walk notes of a body is bounded however small its elements are: a list of more
     objects than MAX_OBJECTS, or an envelope object of more members than MAX_MEMBERS, is refused."""
-    from app import conversion_stream
+    from app.review import conversion_stream
 
     monkeypatch.setattr(conversion_stream, "MAX_OBJECTS", 50)
     monkeypatch.setattr(conversion_stream, "MAX_MEMBERS", 10)

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from app.compare import normalize
+from app.review.compare import normalize
 from tests.app.conftest import JSON_HEADERS, conversion_review, make_client
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "conversion"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "conversion"
 FILES = ("vectors_dgd.jsonl", "vectors_dcd.jsonl", "dgdr_vectors.jsonl", "dgdsa_vectors.jsonl")
 VECTORS = [json.loads(line) for name in FILES for line in (FIXTURES / name).read_text().splitlines() if line.strip()]
 _client = make_client()

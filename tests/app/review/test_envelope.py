@@ -16,8 +16,8 @@ from starlette.testclient import TestClient
 
 import conversion
 import kinds
-from app import reviews
-from app.webhooks import WEBHOOK_ROUTES
+from app.review import reviews
+from app.review.webhooks import WEBHOOK_ROUTES
 from domain.admission import AdmissionContext, AdmissionInput, Decision
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
 

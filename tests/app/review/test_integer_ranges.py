@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from app.schema import first_type_error, skeleton_for
+from app.review.schema import first_type_error, skeleton_for
 from conversion import ConversionError
 from kinds import convert
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review

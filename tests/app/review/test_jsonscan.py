@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import jsonscan
-from app.bignumbers import loads_with_big_numbers
-from app.jsonscan import ScanError, TooDeep, document_end, elements, members, validate, value_end
+from app.review import jsonscan
+from app.review.bignumbers import loads_with_big_numbers
+from app.review.jsonscan import ScanError, TooDeep, document_end, elements, members, validate, value_end
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.floats(allow_nan=False, allow_infinity=False)

@@ -11,7 +11,7 @@ import jsonpatch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.reviews import json_patch
+from app.review.reviews import json_patch
 
 scalars = st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False, width=16) | st.text(
     alphabet="ab~/", max_size=3)

@@ -9,7 +9,7 @@ import pytest
 from starlette.testclient import TestClient
 
 import kinds
-from app.schema import first_type_error, skeleton_for
+from app.review.schema import first_type_error, skeleton_for
 from domain.admission import AdmissionContext, AdmissionInput, Decision
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
 

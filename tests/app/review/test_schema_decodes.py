@@ -1,4 +1,4 @@
-"""``app.schema.check_object``'s second answer, "the spec decodes as it is", against the decoders
+"""``app.review.schema.check_object``'s second answer, "the spec decodes as it is", against the decoders
 it vouches for: whenever it says so, the spec and each component decode as the v1alpha1 view
 decodes them, and the whole conversion of the object to v1alpha1 succeeds (for a DGD whose
 components have distinct names: the conversion refuses repeated ones, which no decode sees).
@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.schema import check_object, skeleton_for
+from app.review.schema import check_object, skeleton_for
 from conversion import ConversionError
 from conversion.dcd import CONVERTER as DCD_CONVERTER
 from conversion.dgd import CONVERTER as DGD_CONVERTER
@@ -272,7 +272,7 @@ def _views_built(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 
 def test_a_migrated_update_whose_spec_decodes_is_validated_without_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.dispatch import review_admission
+    from app.review.dispatch import review_admission
     from bench import payloads
     from domain.admission import AdmissionContext
 
@@ -297,7 +297,7 @@ QUANTITY_TEXT = "quantities must match the regular expression '^([+-]?[0-9.]+)([
 
 
 def _answer(review: dict[str, Any], review_type: str) -> Any:
-    from app.dispatch import review_admission
+    from app.review.dispatch import review_admission
     from domain.admission import AdmissionContext
 
     return review_admission(review, review_type, AdmissionContext())  # type: ignore[arg-type]
@@ -353,7 +353,7 @@ def test_a_type_problem_met_first_is_the_one_told() -> None:
 def test_a_stored_object_and_a_conversion_review_are_not_parsed_here() -> None:
     # The old object passed the API server's validation; a ConversionReview's objects are
     # decoded by their conversion, which fails with its own message.
-    from app.dispatch import review_conversion
+    from app.review.dispatch import review_conversion
     from bench import payloads
 
     review = payloads.dgd_native_update()
@@ -373,7 +373,7 @@ def test_a_stored_object_and_a_conversion_review_are_not_parsed_here() -> None:
 
 
 def test_values_seen_to_parse_are_remembered_without_changing_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    from app import schema
+    from app.review import schema
 
     monkeypatch.setattr(schema, "_PARSE", set())
     monkeypatch.setattr(schema, "_PARSE_SIZE", 2)

@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 import kinds
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MANIFESTS = {p.stem: yaml.safe_load(p.read_text()) for p in sorted((ROOT / "examples/manifests").glob("*.yaml"))}
 ENVELOPES = ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"]
 

@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from tests.app.conftest import JSON_HEADERS, make_client
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "admission"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "admission"
 KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoGraphDeploymentRequest", "DynamoModel")
 VECTORS = [json.loads(line) for kind in KINDS for line in (FIXTURES / f"{kind}.jsonl").read_text().splitlines()
            if line.strip()]

@@ -1,4 +1,4 @@
-"""app/build.py: which modules form the rule layer, and which build of it is imported.
+"""app/server/build.py: which modules form the rule layer, and which build of it is imported.
 
 The same tests run in both runs of ``scripts/test``: from the repository (the Python build) and
 from the compiled tree (``scripts/compiled``), where every rule module must be an extension.
@@ -12,9 +12,9 @@ import os
 import runpy
 from pathlib import Path
 
-from app import build
+from app.server import build
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_rule_modules_are_the_files_setup_compiles() -> None:
@@ -26,7 +26,7 @@ def test_rule_modules_are_the_files_setup_compiles() -> None:
     # every package of the layer is in it, and of app/ only the review path's pure modules (the
     # envelopes, the dispatch, the type check): HTTP, CLI and settings stay Python
     assert {m.split(".")[0] for m in as_modules} == {*build.COMPILED_PACKAGES, "app"}
-    assert [m for m in as_modules if m.startswith("app.")] == ["app.dispatch", "app.errors", "app.reviews", "app.schema"]
+    assert [m for m in as_modules if m.startswith("app.")] == ["app.review.dispatch", "app.review.errors", "app.review.reviews", "app.review.schema"]
 
 
 def test_build_kind_agrees_with_where_the_modules_come_from() -> None:
@@ -48,8 +48,8 @@ def test_the_classes_built_for_every_review_have_an_init_the_build_compiles() ->
     import dataclasses
     import types
 
-    from app.dispatch import Outcome
-    from app.reviews import Envelope
+    from app.review.dispatch import Outcome
+    from app.review.reviews import Envelope
     from domain.admission import GVK, AdmissionInput, Decision, UserInfo
     from validation.dgd import Result
     from validation.shared import SharedOptions

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 import kinds
-from app.cluster import INFERENCE_POOL_GROUP, LiveLookups, build_cluster_services
-from app.settings import Settings
+from app.server.cluster_services import INFERENCE_POOL_GROUP, LiveLookups, build_cluster_services
+from app.server.settings import Settings
 from certs.kube import ApiError, Kube, load_api_client
 from domain.admission import LookupNotFound
 from tests.admission_helpers import make_input
@@ -20,7 +20,7 @@ from tests.fakekube.server import FakeKube
 
 __all__ = ["fake_kube", "kubeconfig_path"]
 
-EPP_DGD = Path(__file__).resolve().parents[1] / "fixtures/conversion/manifests/" \
+EPP_DGD = Path(__file__).resolve().parents[2] / "fixtures/conversion/manifests/" \
     "v1alpha1__DynamoGraphDeployment__qwen3-0-6b-agg.yaml"
 
 

@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from app import connections
-from app.connections import ConnectionWatch, Limits
+from app.server import connections
+from app.server.connections import ConnectionWatch, Limits
 
 
 def test_memory_is_released_after_many_closes_and_when_the_last_closes(monkeypatch: pytest.MonkeyPatch) -> None:

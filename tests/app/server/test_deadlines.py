@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 import pytest
 
-from app.deadlines import BodyDeadlines
-from app.routes import AppState, create_app
-from app.settings import Settings
+from app.server.deadlines import BodyDeadlines
+from app.server.routes import AppState, create_app
+from app.server.settings import Settings
 from domain.admission import AdmissionContext
 from tests.app.conftest import admission_review
 

@@ -16,8 +16,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from certs import pki
-from tests.app.test_limits import _content_length, _large_conversion
-from tests.app.test_serve import Server, traffic
+from tests.app.server.test_limits import _content_length, _large_conversion
+from tests.app.server.test_serve import Server, traffic
 
 
 def _new_pair(server: Server) -> bytes:

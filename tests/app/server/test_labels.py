@@ -1,4 +1,4 @@
-"""The review metrics' label values (app/labels.py): the registry's kinds, the five operations,
+"""The review metrics' label values (app/server/labels.py): the registry's kinds, the five operations,
 the directions between served versions and the service's status codes are themselves; anything
 else is ``other``. Through the app: thousands of reviews of made-up kinds and operations leave
 ``/metrics`` the size it was, and the review log line carries what they said, cut."""
@@ -16,9 +16,9 @@ from prometheus_client import REGISTRY
 from starlette.testclient import TestClient
 
 import kinds
-from app import labels
-from app.labels import OTHER
-from app.observability import LOG_DETAIL_CHARS, LOG_VALUE_CHARS
+from app.server import labels
+from app.server.labels import OTHER
+from app.server.observability import LOG_DETAIL_CHARS, LOG_VALUE_CHARS
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
 
 

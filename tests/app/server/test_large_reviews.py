@@ -11,10 +11,10 @@ import httpx
 import orjson
 import pytest
 
-from app import routes
-from app.dispatch import Outcome
-from app.routes import OFFLOAD_BYTES, AppState, create_app
-from app.settings import Settings
+from app.review.dispatch import Outcome
+from app.server import routes
+from app.server.routes import OFFLOAD_BYTES, AppState, create_app
+from app.server.settings import Settings
 from tests.app.conftest import JSON_HEADERS, conversion_review
 
 

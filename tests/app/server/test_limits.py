@@ -19,7 +19,7 @@ import orjson
 import pytest
 
 from bench.harness import status_kib
-from tests.app.test_serve import ROOT, Server
+from tests.app.server.test_serve import ROOT, Server
 
 MAX_CONNECTIONS = 40
 LIMITS = ("--header-timeout", "1", "--send-timeout", "1", "--body-timeout", "1",

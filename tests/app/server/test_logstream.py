@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 import orjson
 import pytest
 
-from app import observability
-from app.logstream import PerTurnStream
-from app.observability import ReviewLog, configure_logging
+from app.server import observability
+from app.server.logstream import PerTurnStream
+from app.server.observability import ReviewLog, configure_logging
 
 
 class Recorder(io.StringIO):

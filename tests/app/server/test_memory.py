@@ -1,4 +1,4 @@
-"""app.memory: glibc's arenas capped and freed memory returned (a no-op without glibc); the
+"""app.server.memory: glibc's arenas capped and freed memory returned (a no-op without glibc); the
 garbage collector tuned for a server."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import orjson
 import pytest
 
-from app import memory
+from app.server import memory
 
 
 def _rss_kib() -> int:

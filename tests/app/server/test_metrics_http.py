@@ -11,10 +11,10 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client import CollectorRegistry, Counter
 
-from app import metrics_http
-from app.metrics_http import MetricsServer, serve_metrics
-from app.runtime import start_metrics_server
-from app.settings import Settings
+from app.server import metrics_http
+from app.server.metrics_http import MetricsServer, serve_metrics
+from app.server.runtime import start_metrics_server
+from app.server.settings import Settings
 
 
 @pytest.fixture

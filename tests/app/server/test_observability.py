@@ -11,8 +11,8 @@ from typing import Any
 import orjson
 import pytest
 
-from app import observability
-from app.observability import JSONFormatter, ReviewLog, configure_logging
+from app.server import observability
+from app.server.observability import JSONFormatter, ReviewLog, configure_logging
 
 FIELDS: dict[str, Any] = {
     "webhook": "/validate",

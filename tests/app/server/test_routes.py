@@ -10,8 +10,8 @@ import orjson
 import pytest
 from prometheus_client import REGISTRY
 
-from app.routes import AppState, create_app
-from app.settings import Settings
+from app.server.routes import AppState, create_app
+from app.server.settings import Settings
 from domain.admission import AdmissionContext
 from tests.app.conftest import admission_review
 

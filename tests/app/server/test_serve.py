@@ -31,7 +31,7 @@ from tests.fakekube.server import FakeKube
 
 __all__ = ["fake_kube", "kubeconfig_path"]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXE = Path(sys.executable).parent / "dynamo-webhook"
 
 

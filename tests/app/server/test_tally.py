@@ -1,4 +1,4 @@
-"""Review metrics counted by :class:`app.tally.PathTally`: what a scrape reads equals what one
+"""Review metrics counted by :class:`app.server.tally.PathTally`: what a scrape reads equals what one
 Prometheus call per review gives, on every scrape, in one process and in several."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client import REGISTRY, CollectorRegistry, Histogram
 
-from app import observability
-from app.observability import LATENCY_BUCKETS
-from app.tally import PathTally
+from app.server import observability
+from app.server.observability import LATENCY_BUCKETS
+from app.server.tally import PathTally
 
 _paths = itertools.count()
 

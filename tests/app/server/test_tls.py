@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.tls import TLS12_CIPHERS, CertReloader, load_pair
+from app.server.tls import TLS12_CIPHERS, CertReloader, load_pair
 from certs import pki
 from tests.certs.served import seconds_left, served_gauges
 

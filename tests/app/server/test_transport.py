@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from app.runtime import uvicorn_config
-from app.settings import Settings
-from app.tls import CertReloader
-from app.transport import JOIN_LIMIT, CoalescingHttpToolsProtocol, CoalescingTransport
+from app.server.runtime import uvicorn_config
+from app.server.settings import Settings
+from app.server.tls import CertReloader
+from app.server.transport import JOIN_LIMIT, CoalescingHttpToolsProtocol, CoalescingTransport
 from certs.dev import ensure_dev_certs
 
 

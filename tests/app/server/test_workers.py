@@ -1,4 +1,4 @@
-"""app/workers.py in one process: what an orphaned worker does (the cluster of processes is
+"""app/server/workers.py in one process: what an orphaned worker does (the cluster of processes is
 exercised in tests/bench/test_workers.py)."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import sys
 import time
 from pathlib import Path
 
-from app import workers
-from app.settings import Settings
+from app.server import workers
+from app.server.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_an_orphaned_worker_that_does_not_stop_is_ended() -> None:
@@ -19,7 +19,7 @@ def test_an_orphaned_worker_that_does_not_stop_is_ended() -> None:
     signal is ignored) exits on its own ``stop_seconds`` later instead of serving on."""
     code = (
         "import signal\n"
-        "from app import workers\n"
+        "from app.server import workers\n"
         "signal.signal(signal.SIGTERM, lambda *_: None)\n"
         "workers._exit_with_parent(-1, 0.5)\n"  # -1: never this process's parent
         "raise SystemExit(0)\n"
