@@ -267,7 +267,7 @@ ROOMS: dict[str, set[str]] = {
 }
 
 #: Third-party libraries that speak HTTP or run a web server: none of them below the server.
-HTTP_LIBRARIES = ("fastapi", "starlette", "uvicorn", "httptools", "h11", "httpx", "anyio", "kubernetes")
+HTTP_LIBRARIES = ("fastapi", "starlette", "uvicorn", "httptools", "h11", "httpx", "kubernetes", "urllib3")
 
 #: The packages that must know nothing of HTTP: the rules, and the review envelope the server and
 #: the tools share.
