@@ -15,8 +15,9 @@ from typing import Any
 from kubernetes.config.config_exception import ConfigException
 
 from app.server.settings import settings_default
+from certs.config import CertConfig, ReconcileResult
 from certs.kube import ApiError, Kube, in_cluster_namespace, load_api_client
-from certs.loop import CertConfig, Reconciler, ReconcileResult
+from certs.loop import Reconciler
 from certs.status import collect_status, render
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

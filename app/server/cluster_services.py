@@ -22,9 +22,10 @@ from typing import Any
 
 from app.server.incluster import in_cluster
 from app.server.settings import Settings
+from certs.config import CertConfig
 from certs.kube import ApiError, Backoff, Kube, load_api_client
 from certs.leases import NamespaceScope
-from certs.loop import CertConfig, Reconciler
+from certs.loop import Reconciler
 from domain.admission import AdmissionContext, LookupNotFound
 
 log = logging.getLogger("dynamo_webhook.cluster")

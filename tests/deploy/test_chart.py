@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from certs.loop import CONVERTIBLE_CRDS
+from certs.config import CONVERTIBLE_CRDS
 from tests.deploy.chart import (
     CHART,
     CRD_JOB,
