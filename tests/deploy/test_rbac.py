@@ -27,7 +27,8 @@ from app.server.settings import Settings
 from certs import pki
 from domain.admission import LookupNotFound
 from tests.deploy.manifests import OVERLAYS, Build, build
-from tests.fakekube.server import Call, FakeKube
+from tests.fakekube.api import Call
+from tests.fakekube.server import FakeKube
 
 #: Every test here builds deploy/ with `kubectl kustomize`.
 pytestmark = pytest.mark.kubectl
