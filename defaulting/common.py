@@ -75,12 +75,13 @@ def default_via_hub(
     return keep_sent_fields(obj, back)
 
 
-def keep_sent_fields(sent: JSONObject, answer: JSONObject) -> JSONObject:
+def keep_sent_fields(sent: JSONObject, answer: JSONObject, lists: bool = False) -> JSONObject:
     """``answer`` with every object member of ``sent`` that it dropped put back.
 
     The round trip through the hub may drop members the hub cannot carry (an empty
     ``services`` map, for instance). A defaulter must never remove anything, so those
-    members are answered as sent. Lists are taken from ``answer`` as they are.
+    members are answered as sent. Lists are taken from ``answer`` as they are, or (``lists``)
+    walked entry by entry when both have the same length.
     """
     out: JSONObject | None = None
     for key, value in sent.items():
@@ -88,11 +89,20 @@ def keep_sent_fields(sent: JSONObject, answer: JSONObject) -> JSONObject:
             new_value = value
         else:
             current = answer[key]
-            if not (isinstance(value, dict) and isinstance(current, dict)):
+            if lists and isinstance(value, list) and isinstance(current, list) and len(value) == len(current):
+                items = [
+                    keep_sent_fields(v, c, True) if isinstance(v, dict) and isinstance(c, dict) else c
+                    for v, c in zip(value, current, strict=True)
+                ]
+                if all(i is c for i, c in zip(items, current, strict=True)):
+                    continue
+                new_value = items
+            elif not (isinstance(value, dict) and isinstance(current, dict)):
                 continue
-            new_value = keep_sent_fields(value, current)
-            if new_value is current:
-                continue
+            else:
+                new_value = keep_sent_fields(value, current, lists)
+                if new_value is current:
+                    continue
         if out is None:
             out = dict(answer)
         out[key] = new_value

@@ -14,13 +14,20 @@ deploy/operator/internal/webhook/defaulting/dynamographdeployment_handler.go):
 * every component without ``replicas`` gets ``replicas: 1``; on the Grove provider every
   component without ``minAvailable`` gets ``minAvailable: 1`` (also when replicas is 0).
 * CREATE: ``nvidia.com/dynamo-operator-origin-version`` is stamped when the key is absent.
+* when anything changed, the answer is the object as the operator's encoder writes it
+  (:func:`conversion.v1alpha1.dgd.as_go_writes`): its patch also adds ``status`` (``{"state":
+  ""}`` on a CREATE without one), ``podTemplate.spec`` of an empty pod template, the EPP plugins'
+  ``name``/``parameters``, and re-writes quantities canonically (``1.5Gi`` → ``1536Mi``, ``1`` →
+  ``"1"``). The API server drops a CREATE's status (the status subresource), so that operation is
+  inert; it is reproduced so that the answer is the operator's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from defaulting.common import as_dict, go_string
+from conversion.v1alpha1.dgd import as_go_writes
+from defaulting.common import as_dict, go_string, keep_sent_fields
 from domain.admission import AdmissionSettings, JSONObject, Operation
 from domain.constants import (
     ANN_ENABLE_GROVE,
@@ -130,9 +137,11 @@ def default_hub(obj: JSONObject, operation: Operation, settings: AdmissionSettin
             changes["providerOverride"] = root_override
         components = spec.get("components")
         if isinstance(components, list):
-            # A null list entry has no fields to default; it is left for validation to report.
+            # A null list entry decodes as an empty component, which is defaulted like any other
+            # (the API server refuses such a list before any webhook sees it).
             new_components = [
-                _default_component(c, provider) if isinstance(c, dict) else c for c in components
+                _default_component({} if c is None else c, provider) if isinstance(c, dict) or c is None else c
+                for c in components
             ]
             if any(n is not o for n, o in zip(new_components, components, strict=True)):
                 changes["components"] = new_components
@@ -146,4 +155,8 @@ def default_hub(obj: JSONObject, operation: Operation, settings: AdmissionSettin
         out["metadata"] = {**(meta or {}), "annotations": new_annotations}
     if new_spec is not None:
         out["spec"] = new_spec
-    return out
+    # The operator answers with its encoding of the object it decoded and defaulted (only when
+    # a default changed something: an unchanged object gets no patch at all). What its decoding
+    # alone drops (unknown members, a null pointer) is not removed: controller-runtime takes
+    # such removals out of the patch.
+    return keep_sent_fields(out, as_go_writes(out), lists=True)

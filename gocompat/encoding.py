@@ -10,6 +10,7 @@ from typing import Any
 from gocompat import view as goview
 from gocompat.errors import GoTypeError
 from gocompat.jsonvalue import deep_copy, go_float
+from gocompat.marshal import marshal
 from gocompat.typed import Go, Kind, ListOf, Ptr, Struct, zero_json, zero_test
 
 __all__ = ["encode"]
@@ -17,14 +18,15 @@ __all__ = ["encode"]
 Encoder = Callable[[Any], Any]
 
 
-def encode(value: Any, kind: Kind, *, values: bool = False, strip: bool = False) -> Any:
+def encode(value: Any, kind: Kind, *, values: bool = False, strip: bool = False, full: bool = False) -> Any:
     """``value`` (a typed view, possibly edited; with ``values=True`` a Go value) as Go's
     ``json.Marshal`` writes it. A typed view leaves out the zero values Go writes for
     non-``omitempty`` fields the view does not hold; ``strip`` drops value-typed structs that
-    encode to ``{}`` (Go values only)."""
+    encode to ``{}`` (Go values only); ``full`` writes every Kubernetes-typed member whole
+    (:mod:`gocompat.marshal`; Go values only)."""
     if value is None:
         return None
-    enc = _value_encoder(kind, strip) if values else _view_encoder(kind)
+    enc = _value_encoder(kind, strip, full) if values else _view_encoder(kind)
     return value if enc is None else enc(value)
 
 
@@ -39,9 +41,10 @@ def _sorted_map(value: Any) -> Any:
     return {k: value[k] for k in sorted(value)}
 
 
-def _go_encoder(kind: Go) -> Encoder:
-    """A Kubernetes-typed value decodes and encodes alike: to its typed view."""
-    return functools.partial(goview.view, kind.type)
+def _go_encoder(kind: Go, full: bool = False) -> Encoder:
+    """A Kubernetes-typed value decodes and encodes alike: to its typed view, or (``full``, or
+    the field's own ``full``) to Go's whole encoding of it."""
+    return functools.partial(marshal if full or kind.full else goview.view, kind.type)
 
 
 @functools.cache
@@ -143,28 +146,28 @@ def _same(v: Any) -> Any:
 
 
 @functools.cache
-def _value_encoder(kind: Kind, strip: bool) -> Encoder:
+def _value_encoder(kind: Kind, strip: bool, full: bool = False) -> Encoder:
     """The Go-value encoder of ``kind``: Go's ``json.Marshal`` of the value."""
     if isinstance(kind, Ptr):
-        return _value_encoder(kind.elem, strip)
+        return _value_encoder(kind.elem, strip, full)
     if isinstance(kind, Struct):
-        return _value_struct_encoder(kind, strip)
+        return _value_struct_encoder(kind, strip, full)
     if isinstance(kind, Go):
-        return _go_encoder(kind)
+        return _go_encoder(kind, full)
     if isinstance(kind, str):
         if kind == "float":
             return go_float
         if kind == "any":
             return deep_copy
         return _sorted_map if kind == "stringmap" else _same
-    elem = _value_encoder(kind.elem, strip)
+    elem = _value_encoder(kind.elem, strip, full)
     if isinstance(kind, ListOf):
         return lambda v: [elem(x) for x in v]
     # Go writes a map with its keys sorted (by bytes: code point order)
     return lambda v: {k: elem(v[k]) for k in sorted(v)}
 
 
-def _value_struct_encoder(schema: Struct, strip: bool) -> Encoder:
+def _value_struct_encoder(schema: Struct, strip: bool, full: bool) -> Encoder:
     # (omitempty applies, zero test, written as it is, encoder, a value-typed struct)
     table: dict[str, tuple[bool, Callable[[Any], bool], bool, Encoder, bool]] = {}
     #: fields Go writes even when unset (non-omitempty ones and value-typed structs), with the
@@ -174,7 +177,7 @@ def _value_struct_encoder(schema: Struct, strip: bool) -> Encoder:
         k = f.kind
         value_struct = isinstance(k, Struct)
         plain = isinstance(k, str) and k in _PLAIN
-        enc = _value_encoder(k, strip)
+        enc = _value_encoder(k, strip, full)
         omit = f.omitempty and not value_struct and not isinstance(k, Ptr)
         table[f.name] = (omit, zero_test(k), plain, enc, value_struct)
         if value_struct:

@@ -110,9 +110,12 @@ class MapOf:
 
 @dataclass(frozen=True)
 class Go:
-    """A Go type of the generated tables (``"*core/v1.Probe"``, ``"[]core/v1.EnvVar"`` …)."""
+    """A Go type of the generated tables (``"*core/v1.Probe"``, ``"[]core/v1.EnvVar"`` …).
+    ``full``: encoded with what Go writes regardless of the input (:mod:`gocompat.marshal`), for
+    the fields whose every byte the operator's answers are compared on; else as the typed view."""
 
     type: str
+    full: bool = False
 
 
 class Decoding(NamedTuple):

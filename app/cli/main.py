@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.cli import tool_args
 from app.server.settings import Settings, add_settings_arguments, settings_from_args
 from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION
-
-if TYPE_CHECKING:
-    from app.cli.documents import Document
 
 JSONObject = dict[str, Any]
 
@@ -78,91 +74,42 @@ def cmd_review(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- lint
 
 
-def _admission_review_for(body: JSONObject, operation: str = "CREATE") -> JSONObject:
-    api_version = str(body.get("apiVersion", ""))
-    group, _, version = api_version.rpartition("/")
-    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
-    assert isinstance(meta, dict)
-    gvk = {"group": group, "version": version, "kind": body.get("kind", "")}
-    return {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": str(uuid.uuid4()),
-            "kind": gvk,
-            "requestKind": gvk,
-            "resource": {"group": group, "version": version, "resource": str(body.get("kind", "")).lower() + "s"},
-            "name": meta.get("name", ""),
-            "namespace": meta.get("namespace", "default"),
-            "operation": operation,
-            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
-            "object": body,
-            "oldObject": None,
-            "dryRun": True,
-        },
-    }
+class OfflineService:
+    """The service's own admission handlers and converter as the offline API-server pipeline calls them."""
 
+    def __init__(self, settings: Settings) -> None:
+        from app.review.webhooks import WEBHOOK_ROUTES
+        from domain.admission import AdmissionContext
 
-def _findings(label: str, response: JSONObject) -> list[str]:
-    status = response.get("status") or {}
-    causes = (status.get("details") or {}).get("causes") or []
-    if causes:
-        return [f"{label} {c.get('field', '')}: {c.get('message', '')}".replace(" : ", ": ") for c in causes]
-    return [f"{label}: {status.get('message', 'denied')}"]
+        self.ctx = AdmissionContext(settings=settings.admission_settings())
+        self.routes = {r.path: r for r in WEBHOOK_ROUTES}
 
+    def admit(self, path: str, review: JSONObject) -> JSONObject:
+        from app.review.dispatch import review_admission
 
-def lint_document(doc: Document, ctx: Any, diff: bool) -> tuple[list[str], list[str], list[str]]:
-    """Default then validate one manifest as a CREATE. Returns (denials, warnings, diff lines)."""
-    import base64
+        route = self.routes[path]
+        outcome = review_admission(review, "mutate" if route.type == "mutate" else "validate", self.ctx,
+                                   route.expected_gvk)
+        response: JSONObject = outcome.response
+        return response
 
-    import jsonpatch
-    import orjson
+    def convert(self, obj: JSONObject, api_version: str) -> JSONObject:
+        from app.review.dispatch import convert_one
+        from app.review.errors import ConversionFailure
 
-    from app.review.dispatch import review_admission
-
-    label = f"{doc.label} {doc.ident}"
-    mutated = review_admission(_admission_review_for(doc.body), "mutate", ctx).response
-    warnings = [f"{label}: warning: {w}" for w in mutated.get("warnings", [])]
-    if not mutated.get("allowed"):
-        return _findings(label, mutated), warnings, []
-    body = doc.body
-    diff_lines: list[str] = []
-    if "patch" in mutated:
-        ops = orjson.loads(base64.b64decode(mutated["patch"]))
-        body = jsonpatch.apply_patch(doc.body, ops)
-        if diff:
-            diff_lines = [f"{label}: default: {op['op']} {op['path']} = {orjson.dumps(op.get('value')).decode()}"
-                          for op in ops]
-    validated = review_admission(_admission_review_for(body), "validate", ctx).response
-    warnings += [f"{label}: warning: {w}" for w in validated.get("warnings", [])]
-    if not validated.get("allowed"):
-        return _findings(label, validated), warnings, diff_lines
-    return [], warnings, diff_lines
+        try:
+            return convert_one(obj, 0, api_version)[0]
+        except ConversionFailure as exc:
+            raise ValueError(exc.message) from None
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from app.cli.documents import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError, is_dynamo, iter_documents
-    from domain.admission import AdmissionContext
+    from apiserver import lint, report
 
-    settings = Settings(
-        feature_grove=args.feature_grove, feature_checkpoint=args.feature_checkpoint
-    )
-    ctx = AdmissionContext(settings=settings.admission_settings())
-    denied = checked = 0
-    try:
-        for doc in iter_documents(args.files):
-            if not is_dynamo(doc.body):
-                continue
-            checked += 1
-            denials, warnings, diff_lines = lint_document(doc, ctx, args.diff)
-            for line in [*diff_lines, *warnings, *denials]:
-                print(line)
-            denied += bool(denials)
-    except InputError as exc:
-        print(f"dynamo-webhook lint: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    print(f"{checked} Dynamo document(s) checked, {denied} denied", file=sys.stderr)
-    return EXIT_FINDINGS if denied else EXIT_OK
+    settings = Settings(feature_grove=args.feature_grove, feature_checkpoint=args.feature_checkpoint)
+    results = lint.check_files(args.files, OfflineService(settings), args.validate, args.diff)
+    report.write(results, args.output, sys.stdout, sys.stderr)
+    return lint.exit_code(results)
 
 
 # --------------------------------------------------------------------------- convert
@@ -255,12 +202,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     lint = sub.add_parser(
         "lint",
-        help="default and validate manifests as a CREATE, offline",
-        description="Run the mutating then the validating webhook on every nvidia.com document as a CREATE and "
-        "print findings as 'file:doc Kind/name field: message'. Exit 1 on any denial.",
+        help="check manifests as kubectl create would meet them in a cluster, offline",
+        description="Put every nvidia.com document through what the API server does on a create (strict "
+        "decoding, the CRD schema, the mutating and validating webhooks) and print each finding as "
+        "'FILE:LINE:COLUMN: SEVERITY: KIND/NAME (document N): MESSAGE'. "
+        "Exit 0 all accepted, 1 any refused, 2 a file unreadable.",
     )
     lint.add_argument("files", nargs="+", metavar="FILE", help="YAML/JSON manifests (multi-document); - for stdin")
     lint.add_argument("--diff", action="store_true", help="also show what defaulting would add")
+    lint.add_argument("-o", "--output", choices=["text", "json", "github"], default="text",
+                      help="report format (github: workflow annotations)")
+    lint.add_argument("--validate", choices=["strict", "warn", "ignore"], default="strict",
+                      help="unknown fields: refused, warned about, or dropped silently (as kubectl's --validate)")
     lint.add_argument("--feature-grove", action=argparse.BooleanOptionalAction, default=False,
                       help="feature gate Grove (default off, as upstream without a cluster)")
     lint.add_argument("--feature-checkpoint", action=argparse.BooleanOptionalAction, default=False,

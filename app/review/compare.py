@@ -208,33 +208,8 @@ def _norm_opaque(v: Any) -> Any:
     return _num(v)
 
 
-# Zero values Go writes for non-omitempty fields of the typed EndpointPickerConfig
-# (``plugins[].name``, ``plugins[].parameters``, ``schedulingProfiles[].plugins[].weight``):
-# a hand-written config that leaves them out is the same config.
-def _norm_epp_config(v: Any) -> Any:
-    v = _norm_opaque(v)
-    if not isinstance(v, dict):
-        return v
-    for plugin in v.get("plugins") or ():
-        if isinstance(plugin, dict):
-            if plugin.get("name") == "":
-                del plugin["name"]
-            if "parameters" in plugin and plugin["parameters"] is None:
-                del plugin["parameters"]
-    for profile in v.get("schedulingProfiles") or ():
-        for ref in (profile or {}).get("plugins") or () if isinstance(profile, dict) else ():
-            if isinstance(ref, dict) and "weight" in ref and ref["weight"] is None:
-                del ref["weight"]
-    for key in ("plugins", "schedulingProfiles"):
-        if key in v and v[key] is None:
-            del v[key]
-    return v
-
-
 def _norm(v: Any, p: Path, ctx: Context) -> Any:
     if p and _opaque(p):
-        if len(p) >= 2 and p[-2] == "eppConfig":
-            return _norm_epp_config(v)
         return _norm_opaque(v)
     if isinstance(v, dict):
         out: dict[str, Any] = {}

@@ -38,14 +38,17 @@ from conversion.v1alpha1.component.schemas import (
 from conversion.v1alpha1.component.to_hub import to_hub as component_to_hub
 from domain.constants import ALPHA_API_VERSION, ANN_DGD_SPEC, ANN_DGD_STATUS, HUB_API_VERSION
 from gocompat import view as goview
+from gocompat.decoding import decode_struct
 from gocompat.encoding import encode
 from gocompat.errors import GoTypeError
 from gocompat.jsonvalue import deep_copy
-from gocompat.typed import Field, Go, ListOf, MapOf, Ptr, Struct
+from gocompat.typed import Decoding, Field, Go, ListOf, MapOf, Ptr, Struct
 
 __all__ = [
     "ALPHA_STATUS",
+    "BETA_STATUS",
     "CONDITIONS",
+    "as_go_writes",
     "from_hub",
     "replica_status_from_hub",
     "replica_status_to_hub",
@@ -140,6 +143,58 @@ ALPHA_STATUS = Struct(
         Field("placement", Ptr("object")),
     )
 )
+
+# v1beta1 ComponentReplicaStatus and DynamoGraphDeploymentStatus (``state`` has no omitempty).
+_REPLICA_STATUS_BETA = Struct(
+    (
+        Field("componentKind", "string", False),
+        Field("componentNames", ListOf("string")),
+        Field("runtimeNamespace", "string"),
+        Field("replicas", "int32", False),
+        Field("updatedReplicas", "int32", False),
+        Field("readyReplicas", Ptr("int32")),
+        Field("availableReplicas", Ptr("int32")),
+        Field("scheduledReplicas", Ptr("int32")),
+    )
+)
+BETA_STATUS = Struct(
+    (
+        Field("observedGeneration", "int64"),
+        Field("state", "string", False),
+        Field("conditions", "list"),
+        Field("components", MapOf(_REPLICA_STATUS_BETA)),
+        Field("restart", Ptr("object")),
+        Field("checkpoints", MapOf("object")),
+        Field("rollingUpdate", Ptr("object")),
+        Field("placement", Ptr("object")),
+    )
+)
+
+
+def as_go_writes(hub: J) -> J:
+    """A v1beta1 DGD (well typed) as the operator's ``json.Marshal`` of the object it decoded
+    writes it: every field without ``omitempty`` at its zero value when unset (``status`` is
+    always written: its ``state`` has no ``omitempty``), quantities canonical, Kubernetes-typed
+    members whole (``podTemplate: {}`` becomes ``{"spec": {"containers": null}}``), EPP configs
+    with their plugins' ``name`` and ``parameters``. Metadata, conditions and the opaque parts of
+    the status are kept as sent. Its mutation patch is the difference between the object sent
+    and this. An object the operator could not decode (a member of the wrong type: refused before
+    any defaulting) is returned as it is."""
+    out = dict(hub)
+    spec = hub.get("spec")
+    status = hub.get("status")
+    try:
+        if isinstance(spec, dict):
+            out["spec"] = encode(decode_struct(spec, BETA_SPEC, _GO_EXACT), BETA_SPEC, values=True, strip=True, full=True)
+        status = decode_struct(status if isinstance(status, dict) else {}, BETA_STATUS, _GO_EXACT)
+    except GoTypeError:
+        return hub
+    out["status"] = encode(status, BETA_STATUS, values=True, strip=True, full=True)
+    return out
+
+
+#: Go values as the webhook's decoder reads them: exact names, a mismatch fails the decode
+_GO_EXACT = Decoding(values=True, fold=False, strict=True)
 
 
 # --- replica status -----------------------------------------------------------------------------

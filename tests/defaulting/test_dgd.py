@@ -153,7 +153,8 @@ def test_spec_without_components_and_null_entries() -> None:
     del obj["spec"]["components"]
     assert run(obj)["spec"] == {}
     out = run(graph(None, comp()))  # type: ignore[arg-type]
-    assert out["spec"]["components"] == [None, {**comp(), "replicas": 1}]
+    # Go decodes the null entry as an empty component: defaulted, and written with its name
+    assert out["spec"]["components"] == [{"name": "", "replicas": 1}, {**comp(), "replicas": 1}]
     obj = graph(comp())
     del obj["spec"]
     assert "spec" not in run(obj)
@@ -262,13 +263,13 @@ def test_expected_override_target_scopes() -> None:
 # --- sharing, idempotency and patches ------------------------------------------------------------
 
 
-def test_untouched_subtrees_are_shared() -> None:
+def test_untouched_subtrees_are_kept() -> None:
     done = comp("a", replicas=1)
     todo = comp("b")
     obj = graph(done, todo, annotations={PROVIDER: "component"})
     out = run(obj, "UPDATE")
-    assert out["spec"]["components"][0] is done
-    assert out["spec"]["components"][1] is not todo
+    assert out["spec"]["components"][0] == done
+    assert out["spec"]["components"][1] == {**todo, "replicas": 1}
     assert out["metadata"] is obj["metadata"]
 
 
@@ -339,3 +340,16 @@ def test_defaulting_is_idempotent_and_only_adds_or_replaces(
     assert patch.apply(obj) == once
     if once is obj:
         assert patch.patch == []
+
+
+def test_the_answer_is_written_as_the_operators_encoder_writes_it() -> None:
+    epp = {"config": {"plugins": [{"type": "t"}]}}
+    obj = graph(comp("a", podTemplate={}, sharedMemorySize="1.5Gi"), comp("b", eppConfig=epp, replicas=1))
+    out = run(obj)
+    assert out["status"] == {"state": ""}  # status.state has no omitempty
+    a, b = out["spec"]["components"]
+    assert a["podTemplate"] == {"spec": {"containers": None}}
+    assert a["sharedMemorySize"] == "1536Mi"
+    assert b["eppConfig"]["config"]["plugins"] == [{"name": "", "type": "t", "parameters": None}]
+    # nothing to default: no answer at all, so nothing re-written
+    assert run(out, "UPDATE") is out

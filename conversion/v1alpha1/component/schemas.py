@@ -45,8 +45,9 @@ _MODEL_REF = Struct((Field("name", "string", False), Field("revision", "string")
 _TOPOLOGY = Struct((Field("packDomain", "string", False),))
 _EPP = Struct(
     (
-        Field("configMapRef", Go("*core/v1.ConfigMapKeySelector")),
-        Field("config", Go("*gie/apix/config/v1alpha1.EndpointPickerConfig")),
+        # written whole, as the operator writes them (plugins[].name "", .parameters null …)
+        Field("configMapRef", Go("*core/v1.ConfigMapKeySelector", full=True)),
+        Field("config", Go("*gie/apix/config/v1alpha1.EndpointPickerConfig", full=True)),
     )
 )
 _IDENTITY = Struct(

@@ -72,7 +72,8 @@ def test_lint_skips_non_dynamo_documents(tmp_path: Path, capsys: pytest.CaptureF
     path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n"
                     + (ROOT / "examples/manifests/dgdsa-v1beta1.yaml").read_text())
     assert main(["lint", str(path)]) == 0
-    assert "1 Dynamo document(s) checked, 0 denied" in capsys.readouterr().err
+    assert "1 Dynamo document(s) checked: 1 accepted, 0 refused; 1 other document(s) not checked" in (
+        capsys.readouterr().err)
 
 
 def test_convert_passes_non_dynamo_documents_through(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -158,16 +159,19 @@ def test_lint_reports_each_cause_and_exits_1(tmp_path: Path, capsys: pytest.Capt
     assert main(["lint", str(path), str(good)]) == 1
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
-    assert f"{path}:0 DynamoGraphDeployment/bad spec.priorityClassName: Forbidden: " in captured.out
-    assert all(line.startswith(f"{path}:0 DynamoGraphDeployment/bad ") for line in lines)
-    assert "2 Dynamo document(s) checked, 1 denied" in captured.err
+    assert f"{path}:5:3: error: DynamoGraphDeployment/bad (document 1): spec.priorityClassName: Forbidden: " in (
+        captured.out)
+    errors = [line for line in lines if ": error: " in line]
+    assert errors and all(line.startswith(f"{path}:") and " DynamoGraphDeployment/bad (document 1): " in line
+                          for line in errors)
+    assert "2 Dynamo document(s) checked: 1 accepted, 1 refused" in captured.err
 
 
 def test_lint_accepts_every_example_and_shows_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     manifests = sorted(str(p) for p in (ROOT / "examples/manifests").glob("*.yaml"))
     assert main(["lint", "--diff", *manifests]) == 0
     out = capsys.readouterr().out
-    assert "dgd-agg-v1beta1.yaml:0 DynamoGraphDeployment/llama-agg: default: add /metadata/annotations" in out
+    assert "dgd-agg-v1beta1.yaml:2:1: default: DynamoGraphDeployment/llama-agg (document 1): add /metadata/annotations" in out
     assert "nvidia.com/workload-provider" in out
 
 

@@ -1,0 +1,185 @@
+"""A custom object's ``metadata`` as kubectl and the API server take it: decoded into ObjectMeta by
+kubectl first (a value of the wrong JSON type fails there, before any request), strictly by the API
+server (an unknown member is an unknown field), and validated
+on create (``ValidateObjectMetaAccessor`` with DNS-subdomain names: name or generateName, namespace,
+labels, annotations, finalizers), in apimachinery's words.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gocompat.fielderrors import ErrorType, FieldError
+from gocompat.jsonvalue import json_type
+
+_STRINGS = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion",
+            "creationTimestamp", "deletionTimestamp")
+_INTEGERS = ("generation", "deletionGracePeriodSeconds")
+_STRING_MAPS = ("labels", "annotations")
+_LISTS = ("finalizers", "ownerReferences", "managedFields")
+KNOWN = frozenset((*_STRINGS, *_INTEGERS, *_STRING_MAPS, *_LISTS))
+
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
+_ANNOTATIONS_LIMIT = 256 * 1024
+
+
+def _mismatch(value: Any, field: str, go_type: str) -> str:
+    return (f"json: cannot unmarshal {json_type(value, go=True)} into Go struct field ObjectMeta.metadata.{field} "
+            f"of type {go_type}")
+
+
+def decode_error(meta: Any) -> str | None:
+    """The error of kubectl's own typed decode of ``metadata`` (before it sends anything), or None."""
+    if not isinstance(meta, dict):
+        if meta is None:
+            return None
+        return (f"json: cannot unmarshal {json_type(meta, go=True)} into Go struct field metadataOnlyObject.metadata "
+                "of type v1.ObjectMeta")
+    for key, value in meta.items():
+        if value is None:
+            continue
+        if key in _STRINGS and not isinstance(value, str):
+            return _mismatch(value, key, "string")
+        if key in _INTEGERS and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            return _mismatch(value, key, "int64")
+        if key in _STRING_MAPS:
+            if not isinstance(value, dict):
+                return _mismatch(value, key, "map[string]string")
+            for v in value.values():
+                if v is not None and not isinstance(v, str):
+                    return _mismatch(v, key, "string")
+        if key in _LISTS and not isinstance(value, list):
+            return _mismatch(value, key, "[]string" if key == "finalizers" else f"[]v1.{_ITEM_TYPES[key]}")
+        if key == "finalizers":
+            for v in value:
+                if v is not None and not isinstance(v, str):
+                    return _mismatch(v, key, "string")
+    return None
+
+
+_ITEM_TYPES = {"ownerReferences": "OwnerReference", "managedFields": "ManagedFieldsEntry"}
+
+
+def unknown_fields(meta: Any) -> list[str]:
+    """``metadata.<member>`` for every member ObjectMeta does not have."""
+    if not isinstance(meta, dict):
+        return []
+    return [f"metadata.{k}" for k in meta if k not in KNOWN]
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def dns1123_subdomain(value: str) -> list[str]:
+    errs = []
+    if len(value) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _DNS1123_SUBDOMAIN.match(value):
+        errs.append(_regex_error(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+            "and must start and end with an alphanumeric character",
+            r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", "example.com"))
+    return errs
+
+
+def dns1123_label(value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _DNS1123_LABEL.match(value):
+        errs.append(_regex_error(
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+            "and must start and end with an alphanumeric character",
+            "[a-z0-9]([-a-z0-9]*[a-z0-9])?", "my-name", "123-abc"))
+    return errs
+
+
+_QUALIFIED_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', "
+                  "and must start and end with an alphanumeric character")
+_QUALIFIED_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+
+
+def qualified_name(value: str) -> list[str]:
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs += [f"prefix part {m}" for m in dns1123_subdomain(prefix)]
+    else:
+        return [
+            "a qualified name " + _regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if not _QUALIFIED_NAME.match(name):
+        errs.append("name part " + _regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def label_value(value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _LABEL_VALUE.match(value):
+        errs.append(_regex_error(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+            "and must start and end with an alphanumeric character",
+            "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", "MyValue", "my_value", "12345"))
+    return errs
+
+
+def _invalid(field: str, value: Any, msgs: list[str]) -> list[FieldError]:
+    return [FieldError(ErrorType.INVALID, field, value, m) for m in msgs]
+
+
+def validate(meta: dict[str, Any], namespaced: bool) -> list[FieldError]:
+    """``ValidateObjectMetaAccessor(meta, namespaced, NameIsDNSSubdomain, "metadata")`` on create."""
+    errs: list[FieldError] = []
+    generate = meta.get("generateName") or ""
+    name = meta.get("name") or ""
+    if generate:
+        masked = generate[:-1] + "a" if generate.endswith("-") else generate
+        errs += _invalid("metadata.generateName", generate, dns1123_subdomain(masked))
+    if not name:
+        errs.append(FieldError(ErrorType.REQUIRED, "metadata.name", "", "name or generateName is required"))
+    else:
+        errs += _invalid("metadata.name", name, dns1123_subdomain(name))
+    namespace = meta.get("namespace") or ""
+    if namespaced:
+        if not namespace:
+            errs.append(FieldError(ErrorType.REQUIRED, "metadata.namespace", "", ""))
+        else:
+            errs += _invalid("metadata.namespace", namespace, dns1123_label(namespace))
+    elif namespace:
+        errs.append(FieldError(ErrorType.FORBIDDEN, "metadata.namespace", "", "not allowed on this type"))
+    generation = meta.get("generation")
+    if isinstance(generation, (int, float)) and generation < 0:
+        errs.append(FieldError(ErrorType.INVALID, "metadata.generation", int(generation),
+                               "must be greater than or equal to 0"))
+    for key, value in (meta.get("labels") or {}).items():
+        errs += _invalid("metadata.labels", key, qualified_name(key))
+        errs += _invalid("metadata.labels", value or "", label_value(value or ""))
+    annotations = meta.get("annotations") or {}
+    for key in annotations:
+        errs += _invalid("metadata.annotations", key, qualified_name(key.lower()))
+    size = sum(len(k.encode()) + len((v or "").encode()) for k, v in annotations.items())
+    if size > _ANNOTATIONS_LIMIT:
+        errs.append(FieldError(ErrorType.TOO_LONG, "metadata.annotations", "<value omitted>",
+                               f"may not be more than {_ANNOTATIONS_LIMIT} bytes"))
+    for finalizer in meta.get("finalizers") or []:
+        errs += _invalid("metadata.finalizers", finalizer or "", qualified_name(finalizer or ""))
+    return errs

@@ -1,0 +1,255 @@
+"""One manifest through the API server's create of a custom resource, offline: what
+``kubectl create --dry-run=server`` would answer.
+
+The order is the API server's (k8s.io/apiserver ``handlers/create.go``, apiextensions-apiserver's
+decoder and ``customResourceStrategy``):
+
+1. **decode**: ``metadata`` decoded into ObjectMeta (a value of the wrong type fails, 400); what
+   the structural schema does not describe is pruned, and with strict field validation (kubectl's
+   default ``--validate=strict``) each pruned path is an ``unknown field`` (400); ``--validate=warn``
+   makes them warnings, ``ignore`` drops them silently; then ``null`` values the schema does not
+   allow are dropped and the schema's defaults applied;
+2. **mutating webhooks** (converted to the webhook's version when registered for another one; its
+   patch applied, then defaulted, converted back and pruned);
+3. **validation**: ObjectMeta (names, labels, annotations), the OpenAPI schema, the scale
+   subresource's replicas, list-type uniqueness, then the CEL rules unless an earlier error blocks
+   them (422, ``Kind.group "name" is invalid: ...``);
+4. **validating webhooks**.
+
+The first step that refuses ends the pipeline, as in the API server.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import jsonpatch
+import orjson
+
+from apiserver import admission, crds, listtype, objectmeta, openapi, scale, structural
+from apiserver.admission import Hook, Service
+from apiserver.cluster import cluster_rules
+from apiserver.crds import GROUP, Version
+from gocompat.fielderrors import ErrorType, FieldError, aggregate_message
+from gocompat.gotext import go_quote
+
+JSONObject = dict[str, Any]
+FieldValidation = Literal["strict", "warn", "ignore"]
+DEFAULT_NAMESPACE = "default"
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What a create of one manifest meets. ``status``: the API server's Status when refused
+    (``None`` when accepted); ``client_error``: kubectl's own refusal before any request (no such
+    kind); ``pruned``: unknown fields dropped (``warn``/``ignore``); ``stored``: the object as it
+    would be stored (when accepted); ``defaulted``: the JSON Patch operations the mutating
+    webhooks applied; ``skipped``: rules that need a cluster and were not checked."""
+
+    allowed: bool
+    status: JSONObject | None = None
+    client_error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    defaulted: list[JSONObject] = field(default_factory=list)
+    stored: JSONObject | None = None
+
+
+def _status(code: int, reason: str, message: str, details: JSONObject | None = None) -> JSONObject:
+    status: JSONObject = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                          "message": message, "reason": reason}
+    if details is not None:
+        status["details"] = details
+    status["code"] = code
+    return status
+
+
+def bad_request(kind: str, version: str, problem: str) -> JSONObject:
+    return _status(400, "BadRequest", f"{kind} in version {go_quote(version)} cannot be handled as a {kind}: {problem}")
+
+
+def invalid(kind: str, name: str, errs: list[FieldError]) -> JSONObject:
+    """``apierrors.NewInvalid``: 422, the errors aggregated into the message and listed as causes."""
+    details: JSONObject = {"name": name, "group": GROUP, "kind": kind, "causes": [e.cause() for e in errs]}
+    if not name:
+        del details["name"]
+    return _status(422, "Invalid", f"{kind}.{GROUP} {go_quote(name)} is invalid: {aggregate_message(errs)}", details)
+
+
+def no_match(kind: str, api_version: str, name: str, namespace: str, source: str) -> str:
+    return (f"resource mapping not found for name: {go_quote(name)} namespace: {go_quote(namespace)} from "
+            f"{go_quote(source)}: no matches for kind {go_quote(kind)} in version {go_quote(api_version)}\n"
+            "ensure CRDs are installed first")
+
+
+def _meta(obj: JSONObject) -> JSONObject:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _name(obj: JSONObject) -> str:
+    name = _meta(obj).get("name")
+    return name if isinstance(name, str) else ""
+
+
+def coerce(obj: JSONObject, version: Version, defaults: bool = True) -> list[str]:
+    """Prune, drop disallowed nulls and (``defaults``) default ``obj`` in place; the pruned paths."""
+    schema = version.schema
+    pruned = structural.prune(obj, schema)
+    structural.drop_nulls(obj, schema)
+    if defaults:
+        structural.apply_defaults(obj, schema)
+    return pruned
+
+
+class ConversionFailed(Exception):
+    """The conversion webhook failed; the message is the API server's."""
+
+
+def _convert(obj: JSONObject, to: Version, service: Service) -> JSONObject:
+    """``obj`` converted by the service's conversion webhook, with the source's metadata but for labels
+    and annotations (all the API server takes from a converted object), then pruned and defaulted."""
+    if obj.get("apiVersion") == to.api_version:
+        return obj
+    try:
+        out = service.convert(obj, to.api_version)
+    except Exception as exc:
+        raise ConversionFailed(
+            f"Internal error occurred: Internal error occurred: conversion webhook for {obj.get('apiVersion')}, "
+            f"Kind={obj.get('kind')} failed: {exc}") from exc
+    meta = {k: v for k, v in _meta(obj).items() if k not in ("labels", "annotations")}
+    for key in ("labels", "annotations"):
+        if _meta(out).get(key):
+            meta[key] = _meta(out)[key]
+    out["metadata"] = meta
+    coerce(out, to)
+    return out
+
+
+def _hook_version(hook: Hook, version: Version) -> Version:
+    found = crds.lookup(f"{GROUP}/{hook.version}", version.kind)
+    return found if found is not None else version
+
+
+def _call(hook: Hook, obj: JSONObject, version: Version, service: Service) -> tuple[JSONObject, JSONObject]:
+    """(the object in the hook's version, the hook's response)."""
+    target = _hook_version(hook, version)
+    sent = _convert(obj, target, service)
+    return sent, service.admit(hook.path, admission.review(sent, hook, version.name, version.plural))
+
+
+def _mutate(obj: JSONObject, version: Version, service: Service, out: Outcome) -> JSONObject | None:
+    for hook in admission.hooks(version.kind, version.name, "mutate"):
+        sent, response = _call(hook, obj, version, service)
+        out.warnings += [str(w) for w in response.get("warnings") or []]
+        if not response.get("allowed"):
+            out.status = admission.denial_status(hook.name, response)
+            return None
+        if response.get("patch"):
+            ops = orjson.loads(base64.b64decode(response["patch"]))
+            out.defaulted += ops
+            patched = jsonpatch.apply_patch(sent, ops)
+            target = _hook_version(hook, version)
+            coerce(patched, target)
+            obj = patched if target is version else _convert(patched, version, service)
+            coerce(obj, version, defaults=False)
+    return obj
+
+
+def _blocking(errs: list[FieldError]) -> bool:
+    blocking = (ErrorType.NOT_SUPPORTED, ErrorType.REQUIRED, ErrorType.TOO_LONG, ErrorType.TOO_MANY,
+                ErrorType.TYPE_INVALID)
+    return any(e.type in blocking for e in errs)
+
+
+BLOCKED = FieldError(
+    ErrorType.INVALID, "<nil>", None,
+    "some validation rules were not checked because the object was invalid; correct the existing errors "
+    "to complete validation",
+)
+
+
+def validation_errors(obj: JSONObject, version: Version) -> list[FieldError]:
+    """``customResourceStrategy.Validate`` of a create."""
+    schema = version.schema
+    errs = objectmeta.validate(_meta(obj), version.namespaced)
+    errs += openapi.validate(obj, schema)
+    errs += scale.validate(obj, version.scale_replicas_path)
+    errs += listtype.validate(obj, schema)
+    if version.has_rules and _blocking(errs):
+        errs.append(BLOCKED)
+    return errs
+
+
+CEL_NOT_EVALUATED = "the CRD's x-kubernetes-validations (CEL) rules: not evaluated offline"
+
+
+def _decode(obj: JSONObject, version: Version, validation: FieldValidation, out: Outcome) -> bool:
+    unknown = objectmeta.unknown_fields(obj.get("metadata"))
+    for path in unknown:
+        del obj["metadata"][path.removeprefix("metadata.")]
+    unknown += coerce(obj, version)
+    if unknown and validation == "strict":
+        listed = ", ".join(f"unknown field {go_quote(p)}" for p in unknown)
+        out.status = bad_request(version.kind, version.name, f"strict decoding error: {listed}")
+        return False
+    if validation == "warn":
+        out.warnings += [f"unknown field {go_quote(p)}" for p in unknown]
+    out.pruned = unknown
+    return True
+
+
+def create(doc: JSONObject, service: Service, source: str = "-",
+           validation: FieldValidation = "strict", namespace: str = DEFAULT_NAMESPACE) -> Outcome:
+    """The answer to ``kubectl create --dry-run=server`` of ``doc`` (an nvidia.com object)."""
+    kind, api_version = str(doc.get("kind", "")), str(doc.get("apiVersion", ""))
+    version = crds.lookup(api_version, kind)
+    if version is None:
+        ns = str(_meta(doc).get("namespace") or "")
+        return Outcome(False, client_error=no_match(kind, api_version, _name(doc), ns, source))
+    problem = objectmeta.decode_error(doc.get("metadata"))
+    if problem is not None:
+        return Outcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}")
+    obj = copy.deepcopy(doc)
+    out = Outcome(False, skipped=cluster_rules(doc))
+    if version.deprecation_warning:
+        out.warnings.append(version.deprecation_warning)
+    if version.namespaced:
+        if not isinstance(obj.get("metadata"), dict):
+            obj["metadata"] = {}
+        ns = obj["metadata"].get("namespace") or namespace
+        obj["metadata"]["namespace"] = ns
+        if objectmeta.dns1123_label(ns):
+            out.status = _status(404, "NotFound", f"namespaces {go_quote(ns)} not found",
+                                 {"name": ns, "kind": "namespaces"})
+            return out
+    if not _decode(obj, version, validation, out):
+        return out
+    try:
+        mutated = _mutate(obj, version, service, out)
+        if mutated is None:
+            return out
+        if version.has_status:
+            mutated.pop("status", None)
+        errs = validation_errors(mutated, version)
+        if version.has_rules and not errs:
+            out.skipped.append(CEL_NOT_EVALUATED)
+        if errs:
+            out.status = invalid(kind, _name(mutated), errs)
+            return out
+        for hook in admission.hooks(kind, version.name, "validate"):
+            _, response = _call(hook, mutated, version, service)
+            out.warnings += [str(w) for w in response.get("warnings") or []]
+            if not response.get("allowed"):
+                out.status = admission.denial_status(hook.name, response)
+                return out
+    except ConversionFailed as exc:
+        out.status = _status(500, "InternalError", str(exc))
+        return out
+    out.allowed = True
+    out.stored = mutated
+    return out

@@ -1,0 +1,136 @@
+"""Manifests read with the position of every field: which line and column of which file a field
+path of an API-server message points to.
+
+The documents are composed with PyYAML (JSON is read the same way, as kubectl reads it) and built
+with the loader :mod:`app.cli.documents` uses, timestamps kept as strings; the composed nodes give each
+member's key position and each list item's position. A key written twice in one mapping keeps its
+last value, as kubectl's YAML-to-JSON conversion does, and is reported so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+PathKey = tuple[str | int, ...]
+
+
+class Loader(yaml.SafeLoader):
+    """Safe YAML loader that keeps timestamps as the strings the API server's JSON would hold."""
+
+
+Loader.yaml_implicit_resolvers = {
+    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+class SourceError(Exception):
+    """The text is not YAML or JSON; the message names the line and column."""
+
+
+@dataclass(slots=True)
+class Located:
+    """One document: its value, its 1-based number in the file, the 1-based line and column of
+    every field path, and the paths of keys written twice."""
+
+    body: Any
+    number: int
+    line: int
+    positions: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
+    duplicates: list[PathKey] = field(default_factory=list)
+
+    def position(self, path: PathKey) -> tuple[int, int]:
+        """The position of ``path``, or of its nearest ancestor that has one."""
+        while path:
+            found = self.positions.get(path)
+            if found is not None:
+                return found
+            path = path[:-1]
+        return self.line, 1
+
+
+def _walk(node: yaml.Node, path: PathKey, doc: Located) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            name = str(key.value) if isinstance(key, yaml.ScalarNode) else ""
+            child = (*path, name)
+            if name in seen:
+                doc.duplicates.append(child)
+            seen.add(name)
+            doc.positions[child] = (key.start_mark.line + 1, key.start_mark.column + 1)
+            _walk(value, child, doc)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            child = (*path, i)
+            doc.positions[child] = (item.start_mark.line + 1, item.start_mark.column + 1)
+            _walk(item, child, doc)
+
+
+def _problem(source: str, exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    text = f"{problem} ({context})" if context else str(problem)
+    if mark is not None:
+        return f"{source}:{mark.line + 1}:{mark.column + 1}: not valid YAML or JSON: {text}"
+    return f"{source}: not valid YAML or JSON: {text}"
+
+
+def _unreadable(source: str, exc: yaml.reader.ReaderError) -> str:
+    return f"{source}: not valid YAML or JSON: character {exc.character!r} at offset {exc.position}: {exc.reason}"
+
+
+def documents(text: str, source: str) -> list[Located]:
+    """Every non-empty document of ``text`` with its positions; raises :class:`SourceError`."""
+    out: list[Located] = []
+    try:
+        loader = Loader(text)
+    except yaml.reader.ReaderError as exc:
+        raise SourceError(_unreadable(source, exc)) from None
+    try:
+        number = 0
+        while loader.check_node():
+            node = loader.get_node()
+            number += 1
+            if node is None:
+                continue
+            body = loader.construct_document(node)
+            if body is None:
+                continue
+            doc = Located(body, number, node.start_mark.line + 1)
+            _walk(node, (), doc)
+            out.append(doc)
+    except yaml.reader.ReaderError as exc:
+        raise SourceError(_unreadable(source, exc)) from None
+    except yaml.YAMLError as exc:
+        raise SourceError(_problem(source, exc)) from None
+    finally:
+        loader.dispose()
+    return out
+
+
+_SEGMENT = re.compile(r"\.?([^.\[\]]+)|\[([^\]]*)\]")
+
+
+def parse_field(path: str) -> PathKey:
+    """``spec.components[0].podTemplate.metadata.annotations[key]`` as a path key; ``<nil>`` and
+    an empty path are the document itself. A leading dot (the scale subresource's ``.spec.replicas``)
+    is ignored."""
+    if path in ("", "<nil>"):
+        return ()
+    out: list[str | int] = []
+    for name, index in _SEGMENT.findall(path):
+        if name:
+            out.append(name)
+        elif index.isdigit():
+            out.append(int(index))
+        else:
+            out.append(index)
+    return tuple(out)
+
+

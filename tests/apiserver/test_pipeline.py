@@ -1,0 +1,137 @@
+"""The API server's create, offline: each step's answer in the API server's own words (the texts
+below were read off kube-apiserver v1.36.3 with the pinned CRDs and the service registered)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from apiserver import pipeline
+from app.cli.main import OfflineService
+
+ROOT = Path(__file__).resolve().parents[2]
+Obj = dict[str, Any]
+
+
+def _example(name: str) -> Obj:
+    doc: Obj = yaml.safe_load((ROOT / "examples" / "manifests" / name).read_text())
+    return doc
+
+
+def _message(service: OfflineService, doc: Obj) -> str:
+    out = pipeline.create(doc, service, "f.yaml")
+    assert not out.allowed
+    if out.client_error is not None:
+        return out.client_error
+    assert out.status is not None
+    return str(out.status["message"])
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "examples" / "manifests").glob("*.yaml")))
+def test_every_example_is_accepted(service: OfflineService, name: str) -> None:
+    for doc in yaml.safe_load_all((ROOT / "examples" / "manifests" / name).read_text()):
+        out = pipeline.create(doc, service)
+        assert out.allowed, out.status
+
+
+def test_a_misspelt_field_is_an_unknown_field(service: OfflineService) -> None:
+    doc = _example("dgd-agg-v1beta1.yaml")
+    doc["spec"]["components"][0]["replicsa"] = doc["spec"]["components"][0].pop("replicas")
+    assert _message(service, doc) == (
+        'DynamoGraphDeployment in version "v1beta1" cannot be handled as a DynamoGraphDeployment: '
+        'strict decoding error: unknown field "spec.components[0].replicsa"')
+    warned = pipeline.create(doc, service, validation="warn")
+    assert warned.allowed and 'unknown field "spec.components[0].replicsa"' in warned.warnings
+    ignored = pipeline.create(doc, service, validation="ignore")
+    assert ignored.allowed and ignored.pruned == ["spec.components[0].replicsa"] and not ignored.warnings
+
+
+def test_an_enum_value_blocks_the_cel_rules(service: OfflineService) -> None:
+    doc = _example("dgd-agg-v1beta1.yaml")
+    doc["spec"]["components"][1]["type"] = "wrker"
+    assert _message(service, doc) == (
+        'DynamoGraphDeployment.nvidia.com "llama-agg" is invalid: [spec.components[1].type: Unsupported value: '
+        '"wrker": supported values: "frontend", "worker", "prefill", "decode", "planner", "epp", <nil>: Invalid '
+        'value: null: some validation rules were not checked because the object was invalid; correct the '
+        'existing errors to complete validation]')
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"replicas": -1}, '[spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal '
+                       'to 0, .spec.replicas: Invalid value: -1: should be a non-negative integer]'),
+    ({"replicas": 1.5}, '[spec.replicas: Invalid value: "float64": spec.replicas in body must be of type int32: '
+                        '"float64", <nil>: Invalid value: "": Checked value must be of type integer with format '
+                        'int32 in spec.replicas, .spec.replicas: Invalid value: 0: .spec.replicas accessor error: '
+                        '1.5 is of the type float64, expected int64]'),
+    ({"replicas": "2"}, '[spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: '
+                        '"string", .spec.replicas: Invalid value: 0: .spec.replicas accessor error: 2 is of the '
+                        'type string, expected int64]'),
+    ({"replicas": 3000000000}, '[<nil>: Invalid value: "": Checked value must be of type integer with format int32 '
+                               'in spec.replicas, .spec.replicas: Invalid value: 3000000000: should be less than or '
+                               'equal to 2147483647]'),
+])
+def test_schema_and_scale_errors_of_a_scaling_adapter(service: OfflineService, change: Obj, expected: str) -> None:
+    doc = _example("dgdsa-v1beta1.yaml")
+    doc["spec"].update(change)
+    assert _message(service, doc) == (
+        f'DynamoGraphDeploymentScalingAdapter.nvidia.com "llama-agg-worker" is invalid: {expected}')
+
+
+def test_metadata(service: OfflineService) -> None:
+    doc = _example("dgdsa-v1beta1.yaml")
+    bad = copy.deepcopy(doc)
+    bad["metadata"]["name"] = "Llama_Agg"
+    assert _message(service, bad).endswith(
+        "metadata.name: Invalid value: \"Llama_Agg\": a lowercase RFC 1123 subdomain must consist of lower case "
+        "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"
+        "[a-z0-9])?)*')")
+    unnamed = copy.deepcopy(doc)
+    del unnamed["metadata"]["name"]
+    assert _message(service, unnamed) == ('DynamoGraphDeploymentScalingAdapter.nvidia.com "" is invalid: '
+                                          'metadata.name: Required value: name or generateName is required')
+    typed = copy.deepcopy(doc)
+    typed["metadata"]["labels"] = {"a": 1}
+    assert _message(service, typed) == ('unable to decode "f.yaml": json: cannot unmarshal number into Go struct '
+                                        'field ObjectMeta.metadata.labels of type string')
+    extra = copy.deepcopy(doc)
+    extra["metadata"]["foo"] = 1
+    assert _message(service, extra).endswith('strict decoding error: unknown field "metadata.foo"')
+
+
+def test_an_unknown_kind_is_kubectls_no_match(service: OfflineService) -> None:
+    doc = _example("dgdsa-v1beta1.yaml")
+    doc["kind"] = "DynamoGraphDeploy"
+    assert _message(service, doc) == (
+        'resource mapping not found for name: "llama-agg-worker" namespace: "inference" from "f.yaml": no matches '
+        'for kind "DynamoGraphDeploy" in version "nvidia.com/v1beta1"\nensure CRDs are installed first')
+
+
+def test_a_listmap_key_given_twice(service: OfflineService) -> None:
+    doc = _example("dcd-v1beta1.yaml")
+    containers = doc["spec"]["podTemplate"]["spec"]["containers"]
+    containers.append(copy.deepcopy(containers[0]))
+    assert 'spec.podTemplate.spec.containers[1]: Duplicate value: {"name":"main"}' in _message(service, doc)
+
+
+def test_defaults_of_the_schema_are_applied(service: OfflineService) -> None:
+    out = pipeline.create(_example("dgdr-v1beta1.yaml"), service)
+    assert out.allowed and out.stored is not None
+
+
+def test_a_webhook_denial_names_the_webhook(service: OfflineService) -> None:
+    doc = _example("dgd-agg-v1beta1.yaml")
+    doc["spec"]["components"][1]["replicas"] = "two"
+    message = _message(service, doc)
+    assert message.startswith('admission webhook "mdynamographdeployment.kb.io" denied the request: ')
+
+
+def test_an_epp_component_reports_the_cluster_lookup_as_skipped(service: OfflineService) -> None:
+    doc = _example("dgd-agg-v1beta1.yaml")
+    doc["spec"]["components"][0]["type"] = "epp"
+    out = pipeline.create(doc, service)
+    assert any("InferencePool" in s for s in out.skipped)
