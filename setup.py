@@ -1,7 +1,7 @@
 """Build script. The package's metadata is in pyproject.toml; this file adds only the compiled build.
 
 With ``DYNAMO_WEBHOOK_COMPILE=1`` in the environment, the rule layer (the modules named in
-``app/build.py``: typed, pure functions on plain data) is compiled with mypyc into C extensions,
+``app/server/build.py``: typed, pure functions on plain data) is compiled with mypyc into C extensions,
 which Python imports in place of the sources beside them. It needs mypy (``requirements/compile.txt``)
 and a C compiler; the image is built this way. Without the variable the build is pure Python and
 needs nothing but setuptools: that is what ``scripts/bootstrap`` installs for development.
@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent
 
 def compiled_sources() -> list[str]:
     """The files the compiled build compiles: every module of the rule layer but package inits."""
-    # app/build.py is read as a file: importing the `app` package would need its dependencies.
-    build = runpy.run_path(str(ROOT / "app" / "build.py"))
+    # app/server/build.py is read as a file: importing the `app` package would need its dependencies.
+    build = runpy.run_path(str(ROOT / "app" / "server" / "build.py"))
     return sorted(
         [
             path.relative_to(ROOT).as_posix()

@@ -2,7 +2,7 @@
 path of an API-server message points to.
 
 The documents are composed with PyYAML (JSON is read the same way, as kubectl reads it) and built
-with the loader :mod:`app.documents` uses, timestamps kept as strings; the composed nodes give each
+with the loader :mod:`app.cli.documents` uses, timestamps kept as strings; the composed nodes give each
 member's key position and each list item's position. A key written twice in one mapping keeps its
 last value, as kubectl's YAML-to-JSON conversion does, and is reported so.
 """

@@ -31,8 +31,8 @@ from typing import Any
 
 import orjson
 
-from app.build import build_kind
-from app.reviews import parse_json
+from app.review.reviews import parse_json
+from app.server.build import build_kind
 from bench import bench_conversion, bench_large, payloads
 from bench.harness import (
     PYTHON,

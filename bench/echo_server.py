@@ -4,7 +4,7 @@ It does the least a webhook must do — read the body, decode it with orjson, an
 with the request's uid (an allowed AdmissionReview, or a ConversionReview echoing the objects)
 — so the benchmark's ratios show what the webhook's own logic costs. Served by stock uvicorn
 with the options of ``dynamo-webhook serve`` (httptools, uvloop, TLS from the same cert dir);
-unlike the webhook (:mod:`app.transport`), it writes each answer's headers and body as two TLS
+unlike the webhook (:mod:`app.server.transport`), it writes each answer's headers and body as two TLS
 records, as uvicorn does::
 
     python -m bench.echo_server --port 9444 --cert-dir <dir with tls.crt/tls.key>

@@ -20,11 +20,10 @@ from typing import Any, Literal
 
 import orjson
 
-from app import routes
-from app.cli import main as cli_main
-from app.dispatch import Outcome, object_name
-from app.errors import ReviewFailure
-from app.reviews import (
+from app.cli.main import main as cli_main
+from app.review.dispatch import Outcome, object_name
+from app.review.errors import ReviewFailure
+from app.review.reviews import (
     AdmissionResponse,
     admission_input,
     admission_review,
@@ -35,6 +34,7 @@ from app.reviews import (
     read_admission_review,
     read_conversion_review,
 )
+from app.server import routes
 from domain.admission import GVK, AdmissionContext
 
 

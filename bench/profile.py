@@ -22,17 +22,17 @@ from bench.harness import ensure_certs, finish_loadgen, run_loadgen, start_loadg
 from bench.scenarios import SCENARIOS
 
 AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("schema type check (app/schema.py)", ("app/schema.py",)),
+    ("schema type check (app/review/schema.py)", ("app/review/schema.py",)),
     ("validation rules (validation/)", ("validation/",)),
     ("defaulting rules (defaulting/)", ("defaulting/",)),
     ("conversion (conversion/)", ("conversion/",)),
-    ("JSON patch (app/reviews.py)", ("json_patch (app/reviews.py", "_diff (app/reviews.py")),
-    ("review log line (logging)", ("logging/", "app/observability.py")),
+    ("JSON patch (app/review/reviews.py)", ("json_patch (app/review/reviews.py", "_diff (app/review/reviews.py")),
+    ("review log line (logging)", ("logging/", "app/server/observability.py")),
     ("metrics (prometheus_client)", ("prometheus_client/",)),
-    ("JSON decode + depth check", ("parse_json (app/reviews.py",)),
-    ("envelope + answer encoding (app/reviews.py, app/dispatch.py)", ("app/reviews.py", "app/dispatch.py")),
+    ("JSON decode + depth check", ("parse_json (app/review/reviews.py",)),
+    ("envelope + answer encoding (app/review/reviews.py, app/review/dispatch.py)", ("app/review/reviews.py", "app/review/dispatch.py")),
     ("response write (HTTP + TLS)", ("RequestResponseCycle.send",)),
-    ("request read (app/routes.py _read_body)", ("_read_body (app/routes.py",)),
+    ("request read (app/server/routes.py _read_body)", ("_read_body (app/server/routes.py",)),
     ("framework (Starlette/FastAPI routing, request objects)", ("starlette/", "fastapi/")),
     ("HTTP parsing, TLS read, event loop", ("",)),
 )

@@ -142,11 +142,11 @@ SCENARIOS = (
 def dispatcher(sc: Scenario) -> Callable[[Any], Any]:
     """The service's answer to one decoded review of ``sc``, in process (the function its HTTP
     route calls after decoding the body); returns the dispatch outcome (``allowed``, ``code``, ``body``)."""
-    from app.dispatch import review_admission, review_conversion
+    from app.review.dispatch import review_admission, review_conversion
 
     if sc.review_type == "convert":
         return review_conversion
-    from app.settings import Settings
+    from app.server.settings import Settings
     from domain.admission import AdmissionContext
 
     ctx = AdmissionContext(settings=Settings().admission_settings())

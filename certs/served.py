@@ -4,7 +4,7 @@
 ``dynamo_webhook_cert_ca_expiry_seconds`` (:mod:`certs.metrics`) describe the pair the process
 answers TLS handshakes with: not the Secret the loop keeps (the kubelet brings a renewed pair into
 the cert dir up to a minute or two later), and in every cert mode, dev included, where no loop
-runs at all. So :class:`app.tls.CertReloader`, which loads that pair, reads them off it
+runs at all. So :class:`app.server.tls.CertReloader`, which loads that pair, reads them off it
 (:func:`read_served`) on each load and sets them (:func:`publish`) on each check of the files.
 
 * ready: 1 while a pair is served and its certificate is within its validity period, else 0;

@@ -8,8 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from certs import files, pki
-from certs.kube import ApiError, Kube, crd_path, label_selector, secret_path, webhook_config_path
-from certs.loop import (
+from certs.config import (
     CERT_MANAGER_INJECT_ANNOTATION,
     WEBHOOK_KINDS,
     CertConfig,
@@ -17,6 +16,7 @@ from certs.loop import (
     decode_secret_data,
     has_conversion_webhook,
 )
+from certs.kube import ApiError, Kube, crd_path, label_selector, secret_path, webhook_config_path
 
 
 @dataclass

@@ -105,7 +105,7 @@ class AdmissionInput:
     expected_gvk: GVK | None
     # Whether ``object.spec`` decodes into the operator's Go types as it is (every member named
     # by its schema, every quantity, time and duration parsing): the structural type check of a
-    # review finds this out on its way (``app.schema.check_object``) and sets it before any
+    # review finds this out on its way (``app.review.schema.check_object``) and sets it before any
     # handler runs. False when unknown (the handlers then decode the spec themselves).
     spec_decodes: bool
 

@@ -1,4 +1,4 @@
-"""Derive the compact type skeletons in app/schemas/ from the operator's CRD manifests and Go types.
+"""Derive the compact type skeletons in app/review/schemas/ from the operator's CRD manifests and Go types.
 
     .venv/bin/python scripts/gen_schemas.py --operator path/to/deploy/operator path/to/nvidia.com_*.yaml
 
@@ -34,7 +34,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
-OUT = Path(__file__).resolve().parents[1] / "app" / "schemas"
+OUT = Path(__file__).resolve().parents[1] / "app" / "review" / "schemas"
 
 # Go types with their own JSON decoding in the Dynamo API beyond the generated tables' own.
 EXTRA_SPECIAL = {"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1.JSON": "raw"}

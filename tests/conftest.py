@@ -7,7 +7,7 @@ Properties rely on the profile's ``max_examples`` rather than fixing their own c
 profile reaches every law.
 
 ``DYNAMO_WEBHOOK_EXPECT_BUILD=compiled`` (or ``python``) makes the run refuse to start unless the
-rule layer is that build (``app/build.py``): ``scripts/test`` sets it when it runs the suite from
+rule layer is that build (``app/server/build.py``): ``scripts/test`` sets it when it runs the suite from
 the compiled tree, so a missing extension cannot pass as a compiled run.
 """
 
@@ -37,7 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     expected = os.environ.get("DYNAMO_WEBHOOK_EXPECT_BUILD")
     if not expected:
         return
-    from app.build import build_kind, source_modules
+    from app.server.build import build_kind, source_modules
 
     running = build_kind()
     if running != expected:

@@ -180,8 +180,8 @@ def test_dockerignore_sends_what_the_image_copies_and_nothing_else() -> None:
         "tests/test_lock.py",
         "bench/__main__.py",
         "scripts/lock",
-        "build/lib/app/cli.py",
-        "app/__pycache__/cli.cpython-311.pyc",
+        "build/lib/app/cli/main.py",
+        "app/cli/__pycache__/main.cpython-311.pyc",
         "examples/manifests/x.yaml",
     ):
         assert dockerignored(kept_out), kept_out

@@ -10,6 +10,11 @@ circle. The graph must have no cycle.
 
 Modules of :data:`NO_DYNAMIC_IMPORTS` must not import by name at run time
 (``importlib.import_module``, ``__import__``): such an import is invisible to this graph.
+
+On that graph the packages import only the layers below them (:data:`LAYERS`), the rooms of
+``app`` only the rooms before them (:data:`ROOMS`), and neither the rule packages nor the review
+room import an HTTP or web-server library (:data:`HTTP_LIBRARIES`). docs/architecture.md draws
+the same picture.
 """
 
 from __future__ import annotations
@@ -177,6 +182,13 @@ def dynamic_imports(module: Module) -> Iterator[str]:
             yield f"{where}: __import__"
 
 
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    """A tree of packages for the tests of the checks themselves."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
 # --------------------------------------------------------------------------- tests
 
 
@@ -213,9 +225,7 @@ def test_the_graph_sees_what_python_runs(tmp_path: Path) -> None:
         "r/__init__.py": "from r.e import f\nVALUE = 1\n",
         "r/e.py": "from r import VALUE\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     graph = import_graph(project_modules(project_packages(tmp_path), tmp_path))
     assert graph["p"] == {"p.a", "p.b"}
     assert graph["p.a"] == {"p.b"}
@@ -225,7 +235,7 @@ def test_the_graph_sees_what_python_runs(tmp_path: Path) -> None:
     assert import_cycles(tmp_path) == ["p.sub.c -> q -> p.sub.c", "r -> r.e -> r"]
 
 
-#: The packages each package may import (besides itself): the layers of the README's Development section.
+#: The packages each package may import (besides itself): the layers of docs/architecture.md.
 LAYERS: dict[str, set[str]] = {
     "domain": set(),
     "gocompat": {"domain"},
@@ -250,3 +260,102 @@ def test_packages_import_only_the_layers_below() -> None:
         if (a := src.split(".")[0]) != (b := dst.split(".")[0]) and b not in LAYERS[a]
     )
     assert not wrong, wrong
+
+
+#: The rooms of ``app`` (its sub-packages) and the rooms each may import besides itself: the review
+#: envelope at the bottom, the serving process on it, the cluster tools on both (they review as
+#: the server does, with its settings and look-ups), the command line on top (it starts them all).
+ROOMS: dict[str, set[str]] = {
+    "app.review": set(),
+    "app.server": {"app.review"},
+    "app.cluster": {"app.review", "app.server"},
+    "app.cli": {"app.review", "app.server", "app.cluster"},
+}
+
+#: Third-party libraries that speak HTTP or run a web server: none of them below the server.
+HTTP_LIBRARIES = ("fastapi", "starlette", "uvicorn", "httptools", "h11", "httpx", "kubernetes", "urllib3")
+
+#: The packages that must know nothing of HTTP: the rules, and the review envelope the server and
+#: the tools share.
+HTTP_FREE = ("domain", "gocompat", "conversion", "validation", "defaulting", "kinds", "app.review")
+
+
+def room_of(module: str) -> str | None:
+    """The room of ``app`` a module lives in (``app.server.tls`` -> ``app.server``)."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "app" and len(parts) > 1 else None
+
+
+def third_party_imports(module: Module) -> Iterator[str]:
+    """The top-level names of everything ``module`` imports (absolute imports only)."""
+    tree = ast.parse(module.path.read_text(encoding="utf-8"), str(module.path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            yield node.module.split(".")[0]
+
+
+def test_app_is_its_rooms() -> None:
+    """Every module of ``app`` lives in one of the rooms; ``app`` and the rooms' ``__init__``
+    import nothing, so importing one module loads no other room."""
+    modules = project_modules(("app",))
+    loose = sorted(name for name in modules if name != "app" and room_of(name) not in ROOMS)
+    assert not loose, f"modules of app outside its rooms {sorted(ROOMS)}: {loose}"
+    assert {name for name in modules if name.count(".") == 1} == set(ROOMS)
+    for name in ("app", *ROOMS):
+        tree = ast.parse(modules[name].path.read_text(encoding="utf-8"))
+        imports = [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
+        assert all(isinstance(node, ast.ImportFrom) and node.module == "__future__" for node in imports), name
+        assert ast.get_docstring(tree), f"{name} says what it owns"
+
+
+def upward_room_imports(graph: dict[str, set[str]]) -> list[str]:
+    """The imports from one room of ``app`` into another that :data:`ROOMS` does not allow."""
+    return sorted(
+        f"{src} imports {dst}"
+        for src, targets in graph.items()
+        for dst in targets
+        if (a := room_of(src)) is not None
+        and (b := room_of(dst)) is not None
+        and a != b
+        and b not in ROOMS[a]
+    )
+
+
+def test_rooms_import_only_the_rooms_before_them() -> None:
+    graph = import_graph(project_modules(project_packages()))
+    wrong = upward_room_imports(graph)
+    assert not wrong, wrong
+    # Only the command line starts things: nothing below it names it.
+    assert not [f"{s} imports {d}" for s, ts in graph.items() for d in ts if d.startswith("app.cli") and room_of(s) != "app.cli"]
+
+
+def test_rules_and_the_review_envelope_know_nothing_of_http() -> None:
+    modules = project_modules(project_packages())
+    wrong = sorted(
+        f"{name} imports {library}"
+        for name, module in modules.items()
+        if name.startswith(HTTP_FREE)
+        for library in set(third_party_imports(module)) & set(HTTP_LIBRARIES)
+    )
+    assert not wrong, wrong
+
+
+def test_the_room_rules_catch_an_upward_import(tmp_path: Path) -> None:
+    """The rules as checked see an import from a lower room into a higher one, at any depth."""
+    (tmp_path / "pyproject.toml").write_text('[tool.setuptools]\npackages = ["app"]\n')
+    files = {
+        "app/__init__.py": "",
+        "app/review/__init__.py": "",
+        "app/review/dispatch.py": "def late():\n    from app.server.routes import x\n",
+        "app/server/__init__.py": "",
+        "app/server/routes.py": "x = 1\nfrom app.review import dispatch\n",
+    }
+    write_tree(tmp_path, files)
+    graph = import_graph(project_modules(project_packages(tmp_path), tmp_path))
+    # Importing app.server.routes runs app.server's __init__ first: both are edges.
+    assert upward_room_imports(graph) == [
+        "app.review.dispatch imports app.server",
+        "app.review.dispatch imports app.server.routes",
+    ]

@@ -1,5 +1,5 @@
-"""The README stays true: its quick-start commands exist, and it documents every setting and
-every webhook path the app serves."""
+"""The README and docs/ stay true: the README's quick-start commands exist and it stays short, and
+the docs document every setting, every webhook path the app serves and every command."""
 
 from __future__ import annotations
 
@@ -7,11 +7,17 @@ import os
 import re
 from pathlib import Path
 
-from app.settings import Settings
-from app.webhooks import WEBHOOK_ROUTES
+from app.review.webhooks import WEBHOOK_ROUTES
+from app.server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
+CONFIGURATION = (DOCS / "configuration.md").read_text()
+OPERATIONS = (DOCS / "operations.md").read_text()
+
+#: The README says what the service is, how to try it and where to read on: two screens at most.
+README_MAX_LINES = 200
 
 
 def test_quick_start_is_two_executable_commands() -> None:
@@ -23,24 +29,31 @@ def test_quick_start_is_two_executable_commands() -> None:
     assert "scripts/test" in (ROOT / ".ci" / "run").read_text()
 
 
+def test_readme_is_short_and_points_at_every_doc() -> None:
+    assert len(README.splitlines()) <= README_MAX_LINES
+    for doc in sorted(DOCS.glob("*.md")):
+        assert f"](docs/{doc.name})" in README, doc.name
+
+
 def test_every_setting_is_documented() -> None:
     for name in Settings.model_fields:
-        assert f"DYNAMO_WEBHOOK_{name.upper()}" in README
-        assert f"--{name.replace('_', '-')}" in README
+        assert f"DYNAMO_WEBHOOK_{name.upper()}" in CONFIGURATION
+        assert f"--{name.replace('_', '-')}" in CONFIGURATION
 
 
 def test_every_route_is_documented() -> None:
-    documented = set(re.findall(r"`(?:POST )?(/[a-z0-9./-]+)`", README))
+    documented = set(re.findall(r"`(?:POST )?(/[a-z0-9./-]+)`", CONFIGURATION))
     for route in WEBHOOK_ROUTES:
         assert route.path in documented, route.path
 
 
 def test_every_command_is_documented() -> None:
-    from app.cli import build_parser
+    from app.cli.main import build_parser
 
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     for name in sub.choices:  # type: ignore[union-attr]
         assert f"dynamo-webhook {name}" in README, name
+        assert f"dynamo-webhook {name}" in CONFIGURATION, name
     for heading in ("### `dynamo-webhook audit`", "### `dynamo-webhook storage-migrate`", "### RBAC for the tools"):
-        assert heading in README
-    assert "$ dynamo-webhook audit -A\n" in README and "$ dynamo-webhook storage-migrate --dry-run\n" in README
+        assert heading in OPERATIONS
+    assert "$ dynamo-webhook audit -A\n" in OPERATIONS and "$ dynamo-webhook storage-migrate --dry-run\n" in OPERATIONS

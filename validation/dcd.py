@@ -10,7 +10,8 @@ from domain.admission import AdmissionContext, AdmissionInput, Decision
 from domain.constants import KIND_DCD
 from gocompat.fielderrors import FieldError, Path, invalid, to_decision
 from validation import alpha, compat_view, shared, topology
-from validation.dgd import PlainError, elastic_ep_errors
+from validation.dgd import PlainError
+from validation.dgd_components import elastic_ep_errors
 from validation.hub import prepare
 from validation.objects import JSON, string, sub
 

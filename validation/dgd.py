@@ -1,10 +1,10 @@
 """DynamoGraphDeployment validation (upstream ``DynamoGraphDeploymentValidator`` in
 deploy/operator/internal/webhook/validation/dynamographdeployment.go): metadata, spec,
-per-component and update rules."""
+per-component and update rules, in upstream order. The rules about one component (Grove names,
+power limit, elastic EP) and the Grove pathway are in :mod:`validation.dgd_components`."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -12,13 +12,10 @@ from conversion.dgd import CONVERTER
 from domain.admission import AdmissionContext, AdmissionInput, Decision
 from domain.constants import (
     ANN_DISCOVERY_MODE,
-    ANN_ENABLE_GROVE,
-    ANN_GPU_POWER_LIMIT,
     ANN_GROVE_UPDATE_STRATEGY,
     ANN_ORIGIN_VERSION,
     ANN_VLLM_BACKEND,
     ANN_WORKLOAD_PROVIDER,
-    GMS_INTER_POD,
     GMS_INTRA_POD,
     GPU_NVIDIA,
     KIND_DGD,
@@ -37,8 +34,17 @@ from gocompat.fielderrors import (
     required,
     to_decision,
 )
-from gocompat.gotext import go_quote
 from validation import alpha, compat_view, provider_override, shared, topology
+from validation.dgd_components import (
+    elastic_ep_errors,
+    grove_pathway,
+    name_length_error,
+    pcs_name,
+    power_errors,
+    power_limit,
+    power_path,
+    str_or_empty,
+)
 from validation.hub import prepare
 from validation.objects import (
     JSON,
@@ -54,7 +60,6 @@ from validation.objects import (
     quantity_text,
     string,
     sub,
-    uses_pcsg,
 )
 from validation.runtime_version import is_lenient_semver
 
@@ -62,16 +67,7 @@ SOURCE_V1BETA1: Final = "v1beta1"
 SOURCE_V1ALPHA1: Final = "v1alpha1"
 SOURCE_DISABLED: Final = "disabled"
 
-MAX_COMBINED_NAME_LENGTH: Final = 45
-_MIN_PCS_NAME_LENGTH: Final = 8
 _SA_PREFIX: Final = "system:serviceaccount:"
-_DECIMAL_RE: Final = re.compile(r"[+-]?[0-9]+")
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-_ELASTIC_EP_MSG: Final = (
-    "elastic expert parallelism (--enable-elastic-ep with --data-parallel-backend ray) requires an explicit "
-    "container command; the operator starts the single-pod Ray head by wrapping that command and cannot "
-    "start it from the image ENTRYPOINT"
-)
 _BACKEND_CHANGE_WARNING: Final = "Changing spec.backendFramework may cause unexpected behavior"
 
 
@@ -92,114 +88,6 @@ class Result:
         self.warnings = [] if warnings is None else warnings
 
 
-# --- Grove pathway (upstream grovePathwayForDynamoGraphDeployment) ------------------------------------------
-
-
-def grove_pathway(annotations: dict[str, Any], grove_enabled: bool) -> tuple[bool, str]:
-    """(pathway, requirement text used in Forbidden errors)."""
-    if ANN_WORKLOAD_PROVIDER in annotations:
-        provider = _str(annotations[ANN_WORKLOAD_PROVIDER])
-        if provider == PROVIDER_GROVE:
-            return True, ""
-        if provider == PROVIDER_COMPONENT:
-            return (
-                False,
-                f"requires the Grove pathway, but workload provider {go_quote(provider)} is selected",
-            )
-        return False, (
-            f"requires the Grove pathway, but annotation {go_quote(ANN_WORKLOAD_PROVIDER)} "
-            f"has unsupported value {go_quote(provider)}"
-        )
-    if not grove_enabled:
-        return False, "requires the Grove pathway, but Grove is disabled in the operator configuration"
-    raw = _str(annotations.get(ANN_ENABLE_GROVE))
-    if raw.lower() == "false":
-        return False, (
-            f"requires the Grove pathway; remove or unset annotation {go_quote(ANN_ENABLE_GROVE)} "
-            f"(currently {go_quote(raw)})"
-        )
-    return True, ""
-
-
-def _str(v: Any) -> str:
-    return v if isinstance(v, str) else ""
-
-
-# --- Grove resource names (upstream dgdComponentResourceNameLength) -----------------------------------------
-
-
-def _fnv32a(data: bytes) -> int:
-    h = 0x811C9DC5
-    for b in data:
-        h ^= b
-        h = (h * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
-def _role_names(name: str, component: JSON) -> list[str]:
-    """``expandRolesForComponent`` names (only used for components rendered as scaling groups)."""
-    nodes = node_count(component)
-    inter_pod_gms = string(gms_of(component), "mode") == GMS_INTER_POD
-    if nodes > 1 and inter_pod_gms:
-        names: list[str] = []
-        for rank in range(nodes):
-            names.append(f"{name}-gms-{rank}")
-            names.append(f"{name}-ldr" if rank == 0 else f"{name}-wkr-{rank}")
-        return names
-    if nodes > 1:
-        return [f"{name}-ldr", f"{name}-wkr"]
-    if inter_pod_gms:
-        return [f"{name}-gms-0", name]
-    return [name]
-
-
-def longest_pod_clique_name(name: str, component: JSON) -> str:
-    longest = name.lower()
-    if not uses_pcsg(component):
-        return longest
-    for role in _role_names(name, component):
-        r = role.lower()
-        if len(r) > len(longest):
-            longest = r
-    return longest
-
-
-def pcs_name(dgd_name: str, components: list[JSON]) -> str:
-    max_budget = 0
-    for c in components:
-        lower = string(c, "name").lower()
-        budget = (
-            len(lower) + len(longest_pod_clique_name(string(c, "name"), c)) if uses_pcsg(c) else len(lower)
-        )
-        max_budget = max(max_budget, budget)
-    budget = max(MAX_COMBINED_NAME_LENGTH - max_budget, _MIN_PCS_NAME_LENGTH)
-    raw = dgd_name.encode()
-    if len(raw) <= budget:
-        return dgd_name
-    suffix = f"{_fnv32a(raw) & 0xFFFF:04x}"
-    return raw[: budget - 5].decode(errors="replace") + "-" + suffix
-
-
-def _name_length_error(
-    dgd_name: str, components: list[JSON], component: JSON, path: Path
-) -> FieldError | None:
-    name = string(component, "name")
-    combined = len(pcs_name(dgd_name, components).encode()) + len(name.lower().encode())
-    detail = "PCS name + component name"
-    if uses_pcsg(component):
-        longest = longest_pod_clique_name(name, component)
-        combined += len(longest.encode())
-        detail = f"PCS name + PCSG name + longest PodClique name {go_quote(longest)}"
-    if combined <= MAX_COMBINED_NAME_LENGTH:
-        return None
-    return invalid(
-        path.child("name"),
-        name,
-        f"combined resource name length {combined} exceeds the {MAX_COMBINED_NAME_LENGTH}-character pod-name "
-        f"limit ({detail}); shorten DynamoGraphDeployment name {go_quote(dgd_name)} or component name {go_quote(name)}",
-    )
-
-
 # --- metadata (DGD-M*) -------------------------------------------------------------------------------------
 
 
@@ -214,123 +102,33 @@ def metadata_errors(annotations: dict[str, Any], components: list[JSON]) -> list
     out: list[FieldError] = []
     ap = Path("metadata", "annotations")
     if ANN_ORIGIN_VERSION in annotations:
-        v = _str(annotations[ANN_ORIGIN_VERSION])
+        v = str_or_empty(annotations[ANN_ORIGIN_VERSION])
         if not is_lenient_semver(v):
             out.append(invalid(ap.key(ANN_ORIGIN_VERSION), v, "must be valid semver"))
     bad = alpha.invalid_vllm_backend(annotations)
     if bad is not None:
         out.append(invalid(ap.key(ANN_VLLM_BACKEND), bad, 'must be "mp" or "ray"'))
     if ANN_GROVE_UPDATE_STRATEGY in annotations:
-        v = _str(annotations[ANN_GROVE_UPDATE_STRATEGY])
+        v = str_or_empty(annotations[ANN_GROVE_UPDATE_STRATEGY])
         if v not in ("RollingRecreate", "OnDelete"):
             out.append(not_supported(ap.key(ANN_GROVE_UPDATE_STRATEGY), v, ["RollingRecreate", "OnDelete"]))
     if ANN_DISCOVERY_MODE in annotations:
-        v = _str(annotations[ANN_DISCOVERY_MODE])
+        v = str_or_empty(annotations[ANN_DISCOVERY_MODE])
         if v not in ("pod", "container"):
             out.append(not_supported(ap.key(ANN_DISCOVERY_MODE), v, ["pod", "container"]))
     if ANN_WORKLOAD_PROVIDER in annotations:
-        v = _str(annotations[ANN_WORKLOAD_PROVIDER])
+        v = str_or_empty(annotations[ANN_WORKLOAD_PROVIDER])
         if v not in (PROVIDER_COMPONENT, PROVIDER_GROVE):
             out.append(not_supported(ap.key(ANN_WORKLOAD_PROVIDER), v, [PROVIDER_COMPONENT, PROVIDER_GROVE]))
-    if has_intra_pod_failover(components) and _str(annotations.get(ANN_DISCOVERY_MODE)) != "container":
+    if has_intra_pod_failover(components) and str_or_empty(annotations.get(ANN_DISCOVERY_MODE)) != "container":
         out.append(
             invalid(
                 ap.key(ANN_DISCOVERY_MODE),
-                _str(annotations.get(ANN_DISCOVERY_MODE)),
+                str_or_empty(annotations.get(ANN_DISCOVERY_MODE)),
                 'must be "container" when intra-pod failover is configured',
             )
         )
     return out
-
-
-# --- per-component DGD-only rules ----------------------------------------------------------------------
-
-
-def _power_limit(component: JSON) -> tuple[str, bool]:
-    pt = sub(component, "podTemplate")
-    if pt is None:
-        return "", False
-    ann = sub(sub(pt, "metadata"), "annotations")
-    if ann is None or ANN_GPU_POWER_LIMIT not in ann:
-        return "", False
-    return _str(ann[ANN_GPU_POWER_LIMIT]), True
-
-
-def _power_path(path: Path) -> Path:
-    return path.child("podTemplate", "metadata", "annotations").key(ANN_GPU_POWER_LIMIT)
-
-
-def _dra_path(component: JSON, path: Path) -> Path | None:
-    if gms_of(component) is not None:
-        return path.child("experimental", "gpuMemoryService")
-    pt = sub(component, "podTemplate")
-    if pt is None:
-        return None
-    pod_spec = sub(pt, "spec")
-    for key in ("containers", "initContainers"):
-        for i, c in enumerate(lst(pod_spec, key)):
-            if lst(sub(c if isinstance(c, dict) else None, "resources"), "claims"):
-                return path.child("podTemplate", "spec", key).index(i).child("resources", "claims")
-    return None
-
-
-def power_errors(component: JSON, path: Path) -> list[FieldError]:
-    """Upstream ``validateDGDComponentPowerAnnotation``: the power-limit value, and no DRA claims
-    beside it."""
-    value, has = _power_limit(component)
-    if not has:
-        return []
-    out: list[FieldError] = []
-    pp = _power_path(path)
-    if _DECIMAL_RE.fullmatch(value) is None or not _INT64_MIN <= int(value) <= _INT64_MAX:
-        out.append(invalid(pp, value, "must be a decimal integer"))
-    elif int(value) <= 0:
-        out.append(invalid(pp, value, "must be greater than zero"))
-    dra = _dra_path(component, path)
-    if dra is not None:
-        out.append(
-            forbidden(
-                dra,
-                f"cannot be combined with annotation {go_quote(ANN_GPU_POWER_LIMIT)}: "
-                "power-aware planning does not support DRA-backed device allocation",
-            )
-        )
-    return out
-
-
-def _has_arg(args: list[str], flag: str, value: str) -> bool:
-    joined, equals = f"{flag} {value}", f"{flag}={value}"
-    for i, a in enumerate(args):
-        # Quirk: substring match, so "--data-parallel-backend=rayx" also counts.
-        if joined in a or equals in a:
-            return True
-        if a == flag and i + 1 < len(args) and args[i + 1] == value:
-            return True
-    return False
-
-
-def elastic_ep_errors(backend: str, component: JSON, path: Path) -> list[FieldError]:
-    """Upstream ``validateElasticEPRequiresCommand`` (shared_helpers.go; also used for a DCD with its own
-    backendFramework)."""
-    if backend != "vllm" or sub(component, "podTemplate") is None:
-        return []
-    conts = containers(sub(component, "podTemplate"))
-    for i, c in enumerate(conts):
-        if string(c, "name") != MAIN_CONTAINER:
-            continue
-        if lst(c, "command"):
-            return []
-        expanded = [tok for a in lst(c, "args") if isinstance(a, str) for tok in a.split()]
-        if "--enable-elastic-ep" in expanded and (
-            _has_arg(expanded, "--data-parallel-backend", "ray") or _has_arg(expanded, "-dpb", "ray")
-        ):
-            return [
-                required(
-                    path.child("podTemplate", "spec", "containers").index(i).child("command"), _ELASTIC_EP_MSG
-                )
-            ]
-        return []
-    return []
 
 
 # --- restart (DGD-R*) -------------------------------------------------------------------------------------
@@ -375,7 +173,7 @@ def spec_errors(hub: JSON, ctx: AdmissionContext, rv_source: str) -> list[FieldE
     components = _components(spec)
     out = metadata_errors(annotations, components)
     pathway, requirement = grove_pathway(annotations, settings.grove)
-    provider = _str(annotations.get(ANN_WORKLOAD_PROVIDER))
+    provider = str_or_empty(annotations.get(ANN_WORKLOAD_PROVIDER))
     dgd_name = string(meta, "name")
     sp = Path("spec")
     root_po = sub(spec, "providerOverride")
@@ -408,7 +206,7 @@ def spec_errors(hub: JSON, ctx: AdmissionContext, rv_source: str) -> list[FieldE
     for i, comp in enumerate(components):
         path = cp.index(i)
         if pathway:
-            e = _name_length_error(dgd_name, components, comp, path)
+            e = name_length_error(dgd_name, components, comp, path)
             if e is not None:
                 out.append(e)
         gms = gms_of(comp)
@@ -493,10 +291,10 @@ def _metadata_update_errors(new: JSON, old: JSON, principal: str, username: str)
     if not old_has and new_has and principal and username != principal:
         out.append(forbidden(path, "may only be materialized by the Dynamo operator"))
     if old_has and (
-        not new_has or _str(new_ann[ANN_WORKLOAD_PROVIDER]) != _str(old_ann[ANN_WORKLOAD_PROVIDER])
+        not new_has or str_or_empty(new_ann[ANN_WORKLOAD_PROVIDER]) != str_or_empty(old_ann[ANN_WORKLOAD_PROVIDER])
     ):
         out.append(
-            invalid(path, _str(new_ann[ANN_WORKLOAD_PROVIDER]) if new_has else None, "field is immutable")
+            invalid(path, str_or_empty(new_ann[ANN_WORKLOAD_PROVIDER]) if new_has else None, "field is immutable")
         )
     return out
 
@@ -514,7 +312,7 @@ def _effective_gpus(component: JSON, path: Path) -> tuple[str | None, Path]:
         for key in ("limits", "requests"):
             rl = sub(res, key)
             if rl is not None and GPU_NVIDIA in rl:
-                return quantity_text(rl[GPU_NVIDIA]) or _str(rl[GPU_NVIDIA]), rpath.child(key).key(GPU_NVIDIA)
+                return quantity_text(rl[GPU_NVIDIA]) or str_or_empty(rl[GPU_NVIDIA]), rpath.child(key).key(GPU_NVIDIA)
         return None, rpath
     return None, cpath
 
@@ -523,10 +321,10 @@ def _power_update_errors(new: JSON, old: JSON, path: Path) -> list[FieldError]:
     """Upstream ``validateDynamoGraphDeploymentSharedSpecUpdate``: the power-limit annotation is immutable
     and, once set, so are the component's GPU count and node count."""
     out: list[FieldError] = []
-    new_v, new_has = _power_limit(new)
-    old_v, old_has = _power_limit(old)
+    new_v, new_has = power_limit(new)
+    old_v, old_has = power_limit(old)
     if new_has != old_has or (new_has and new_v != old_v):
-        out.append(invalid(_power_path(path), new_v if new_has else None, "field is immutable"))
+        out.append(invalid(power_path(path), new_v if new_has else None, "field is immutable"))
     if old_has:
         new_gpus, new_path = _effective_gpus(new, path)
         old_gpus, _ = _effective_gpus(old, path)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.cli import OfflineService
-from app.settings import Settings
+from app.cli.main import OfflineService
+from app.server.settings import Settings
 
 
 @pytest.fixture(scope="session")

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apiserver import lint, report
-from app.cli import OfflineService, main
-from app.settings import Settings
+from app.cli.main import OfflineService, main
+from app.server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = OfflineService(Settings())

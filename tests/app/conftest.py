@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from app.routes import AppState, create_app
-from app.settings import Settings
+from app.server.routes import AppState, create_app
+from app.server.settings import Settings
 from domain.admission import AdmissionContext
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

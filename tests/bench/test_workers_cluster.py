@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_serve import Server
+from tests.app.server.test_serve import Server
 from tests.certs.conftest import NAMESPACE, SERVICE, all_bundles, secret_data, seed
 from tests.fakekube.fixtures import fake_kube, kubeconfig_path
 from tests.fakekube.server import FakeKube

@@ -10,8 +10,9 @@ import yaml
 from kubernetes import client as k8s_client
 
 from certs import pki
+from certs.config import CertConfig
 from certs.kube import Backoff
-from certs.loop import CertConfig, Reconciler
+from certs.loop import Reconciler
 from tests.fakekube.fixtures import fake_kube, kube_api_client, kubeconfig_path
 from tests.fakekube.server import FakeKube
 

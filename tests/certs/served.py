@@ -1,5 +1,5 @@
 """The certificate gauges as a scrape reads them, and what they should say of a pair: shared by
-the reloader's tests (tests/app/test_tls.py) and the cert loop's (tests/certs/test_loop.py)."""
+the reloader's tests (tests/app/server/test_tls.py) and the cert loop's (tests/certs/test_loop.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from prometheus_client import REGISTRY
 
-from app.tls import CertReloader
+from app.server.tls import CertReloader
 from certs import pki
 
 

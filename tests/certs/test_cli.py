@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.tool_args import register_certs
+from app.cli.tool_args import register_certs
 from certs import pki
 from tests.certs.conftest import (
     CRD_GROUP,

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from kubernetes import client as k8s_client
 
 from certs import pki
-from certs.loop import CertConfig, Reconciler
+from certs.config import CertConfig
+from certs.loop import Reconciler
 
 NOW = dt.datetime(2026, 11, 22, 3, 0, tzinfo=dt.UTC)
 NAMES = pki.service_dns_names("svc", "ns")

@@ -22,7 +22,8 @@ from certs.kube import (
     secret_path,
     webhook_config_path,
 )
-from tests.fakekube.server import FakeKube, matches_labels
+from tests.fakekube.api import matches_labels
+from tests.fakekube.server import FakeKube
 
 
 def kube(api: k8s_client.ApiClient, attempts: int = 4) -> Kube:

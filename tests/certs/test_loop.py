@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from certs import pki
-from certs.loop import CertConfig, Reconciler
+from certs.config import CertConfig
+from certs.loop import Reconciler
 from tests.certs.conftest import (
     ADMISSION,
     CRD_GROUP,

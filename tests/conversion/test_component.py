@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from app.compare import normalize
+from app.review.compare import normalize
 from kinds import convert
 
 ALPHA = "nvidia.com/v1alpha1"

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from app.compare import normalize
+from app.review.compare import normalize
 from conversion import ConversionError
 from kinds import convert
 

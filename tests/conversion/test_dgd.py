@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.compare import normalize
+from app.review.compare import normalize
 from conversion import ConversionError
 from conversion.dgd import CONVERTER as DGD_CONVERTER
 from conversion.hub import Reuse

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from app.compare import diff_paths, normalize
+from app.review.compare import diff_paths, normalize
 from conversion.v1alpha1 import dgdr
 from kinds import convert
 from tests.conversion.test_dgdr_builders import ALPHA, BETA, a2b, anns, b2a, spec_payload, status_payload

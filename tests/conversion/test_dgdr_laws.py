@@ -24,7 +24,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.compare import diff_paths, normalize
+from app.review.compare import diff_paths, normalize
 from conversion.v1alpha1 import dgdr
 from kinds import convert
 

@@ -1,7 +1,7 @@
 """Verified DGDR vectors (expected values produced by the pinned upstream converter).
 
 Each vector is checked through the module functions and through the ``kinds.convert``
-dispatcher, compared under ``app.compare.normalize``; metadata is compared the way the
+dispatcher, compared under ``app.review.compare.normalize``; metadata is compared the way the
 apiserver uses a conversion answer (only labels and annotations are taken from it).
 """
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from app.compare import diff_paths, normalize
+from app.review.compare import diff_paths, normalize
 from kinds import convert
 
 ALPHA = "nvidia.com/v1alpha1"

@@ -9,7 +9,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.compare import diff_paths, normalize
+from app.review.compare import diff_paths, normalize
 from conversion.v1alpha1 import dcd, dgd
 from gocompat.decoding import decode
 from gocompat.encoding import encode

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from app.compare import diff_paths, normalize
+from app.review.compare import diff_paths, normalize
 from bench.payloads import epp_as_written
 from kinds import convert
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.compare import diff_paths, normalize
+from app.review.compare import diff_paths, normalize
 from conversion import ConversionError
 from kinds import convert
 from tests.conversion.support import load_vectors

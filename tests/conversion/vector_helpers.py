@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from app.compare import diff_paths, normalize
+from app.review.compare import diff_paths, normalize
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "conversion"
 

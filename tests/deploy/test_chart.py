@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 
-from certs.loop import CONVERTIBLE_CRDS
+from certs.config import CONVERTIBLE_CRDS
 from tests.deploy.chart import (
     CHART,
     CRD_JOB,
@@ -53,7 +54,7 @@ def assert_same(chart: list[Obj], built: list[Obj]) -> None:
 
 
 def overlay_in(namespace: str, overlay: str, tmp: Path) -> list[Obj]:
-    """The overlay built for another namespace, the way the README says: its ``namespace:`` changed."""
+    """The overlay built for another namespace, the way docs/operations.md says: its ``namespace:`` changed."""
     copy = tmp / "deploy"
     shutil.copytree(DEPLOY, copy)
     kustomization = copy / "overlays" / overlay / "kustomization.yaml"
@@ -182,7 +183,7 @@ def test_settings_left_null_are_not_set() -> None:
 
 
 def test_every_setting_the_chart_sets_is_a_setting() -> None:
-    from app.settings import Settings
+    from app.server.settings import Settings
 
     names = {f"DYNAMO_WEBHOOK_{n.upper()}" for n in Settings.model_fields}
     chart = render("features.grove=true", "features.checkpoint=false", "features.gpuDiscovery=true",
@@ -277,16 +278,22 @@ def test_notes_tell_how_to_check() -> None:
         assert (DEPLOY.parent / example).is_file(), example
 
 
-# --- the README's "Install with Helm" -------------------------------------------------------------
+# --- "Install with Helm" of docs/operations.md, and the README's install -----------------------------
 
 
 def helm_section() -> str:
+    operations = (DEPLOY.parent / "docs" / "operations.md").read_text()
+    return operations.split("### Install with Helm", 1)[1].split("\n### ", 1)[0]
+
+
+def readme_install() -> str:
     readme = (DEPLOY.parent / "README.md").read_text()
-    return readme.split("### Install with Helm", 1)[1].split("\n### ", 1)[0]
+    return readme.split("## Install in a cluster", 1)[1].split("\n## ", 1)[0]
 
 
-def test_readme_install_command_renders() -> None:
-    block = helm_section().split("```sh", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+@pytest.mark.parametrize("section", [helm_section, readme_install], ids=["docs", "readme"])
+def test_readme_install_command_renders(section: Callable[[], str]) -> None:
+    block = section().split("```sh", 1)[1].split("```", 1)[0].replace("\\\n", " ")
     words = block.split()
     assert words[:4] == ["helm", "install", "dynamo-webhook", "charts/dynamo-webhook"], words
     sets = [words[i + 1] for i, w in enumerate(words) if w == "--set"]

@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from app.settings import Settings, default_cert_dir
-from app.webhooks import WEBHOOK_ROUTES
-from certs.leases import LEASE_NAME
-from certs.loop import (
+from app.review.webhooks import WEBHOOK_ROUTES
+from app.server.settings import Settings, default_cert_dir
+from certs.config import (
     CERT_MANAGER_INJECT_ANNOTATION,
     CONVERTIBLE_CRDS,
     OPERATOR_NAMESPACE_LABEL,
@@ -25,6 +24,7 @@ from certs.loop import (
     PART_OF_VALUE,
     CertConfig,
 )
+from certs.leases import LEASE_NAME
 from tests.deploy.manifests import DEPLOY, OVERLAYS, Build, build, kubectl, kustomize, port_number, selects
 
 #: Every test here builds deploy/ with `kubectl kustomize`.

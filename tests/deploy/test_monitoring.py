@@ -11,7 +11,7 @@ import pytest
 import yaml
 from prometheus_client import REGISTRY
 
-import app.observability
+import app.server.observability
 import certs.metrics
 from tests.deploy.manifests import DEPLOY, OVERLAYS, build
 
@@ -23,7 +23,7 @@ PREFIXES = ("controller_runtime_webhook_", "dynamo_webhook_")
 
 def exported() -> set[str]:
     """Sample names the service exposes (from its metric families, also those without samples)."""
-    assert app.observability.REQUESTS is not None and certs.metrics.READY is not None
+    assert app.server.observability.REQUESTS is not None and certs.metrics.READY is not None
     names = set()
     for family in REGISTRY.collect():
         if family.name.startswith(PREFIXES):
@@ -108,7 +108,7 @@ def test_alert_thresholds() -> None:
     slow = rules["DynamoWebhookSlowResponses"]["expr"]
     assert "histogram_quantile(0.99," in slow and slow.strip().endswith("> 0.5")
     # 0.5 s is a bucket boundary, so "p99 above 500 ms" is not an interpolation artefact.
-    assert 0.5 in app.observability.LATENCY._upper_bounds
+    assert 0.5 in app.server.observability.LATENCY._upper_bounds
     for rule in rules.values():
         assert rule["labels"]["severity"] in {"warning", "critical"}
         assert rule["annotations"]["summary"]

@@ -22,12 +22,13 @@ from urllib.parse import parse_qs
 import pytest
 import yaml
 
-from app.cluster import ClusterServices, build_cluster_services
-from app.settings import Settings
+from app.server.cluster_services import ClusterServices, build_cluster_services
+from app.server.settings import Settings
 from certs import pki
 from domain.admission import LookupNotFound
 from tests.deploy.manifests import OVERLAYS, Build, build
-from tests.fakekube.server import Call, FakeKube
+from tests.fakekube.api import Call
+from tests.fakekube.server import FakeKube
 
 #: Every test here builds deploy/ with `kubectl kustomize`.
 pytestmark = pytest.mark.kubectl

@@ -1,4 +1,5 @@
-"""The README's "Deploying" commands agree with the manifests: the `kubectl patch` fallback sets the
+"""The "Deploying" commands of docs/operations.md (and the README's short install) agree with the
+manifests: the `kubectl patch` fallback sets the
 same conversion stanza the overlays apply, the uninstall patch turns conversion off, every CRD and
 object name it uses exists in the build, and its selector leaves the CRDs out."""
 
@@ -11,20 +12,33 @@ import pytest
 
 from tests.deploy.manifests import DEPLOY, OVERLAYS, build
 
+OPERATIONS = (DEPLOY.parent / "docs" / "operations.md").read_text()
 README = (DEPLOY.parent / "README.md").read_text()
 KINDS = {
     "validatingwebhookconfiguration": "ValidatingWebhookConfiguration",
     "mutatingwebhookconfiguration": "MutatingWebhookConfiguration",
 }
-SECTION = README.split("## Deploying", 1)[1].split("\n## ", 1)[0]
+SECTION = OPERATIONS.split("## Deploying", 1)[1].split("\n## ", 1)[0]
+#: The README's "Install in a cluster": the same commands, shorter.
+README_INSTALL = README.split("## Install in a cluster", 1)[1].split("\n## ", 1)[0]
 
 
 def crd_loop_names() -> list[list[str]]:
     return [m.split() for m in re.findall(r"for crd in ([a-z ]+); do", SECTION)]
 
 
-def test_section_sits_before_development() -> None:
-    assert README.index("## Deploying") < README.index("## Development")
+def test_section_sits_first_and_the_readme_points_at_it() -> None:
+    assert OPERATIONS.index("## Deploying") < OPERATIONS.index("## Upgrading a cluster")
+    assert "(docs/operations.md#deploying)" in README_INSTALL
+
+
+def test_readme_install_commands_are_the_sections() -> None:
+    """Every kubectl command of the README's install appears, the same, in the Deploying section."""
+    flat = SECTION.replace("\\\n", " ")
+    commands = [line.split("#")[0].strip() for line in README_INSTALL.splitlines() if line.startswith("kubectl ")]
+    assert len(commands) >= 4
+    for command in commands:
+        assert re.sub(r"\s+", " ", command) in re.sub(r"\s+", " ", flat), command
 
 
 @pytest.mark.kubectl
@@ -71,7 +85,7 @@ def test_named_objects_exist() -> None:
 
 @pytest.mark.kubectl
 def test_selector_in_the_commands_is_the_one_the_manifests_carry() -> None:
-    selectors = set(re.findall(r"-l (\S+)", SECTION))
+    selectors = set(re.findall(r"-l (\S+)", SECTION + README_INSTALL))
     assert selectors == {"app.kubernetes.io/name=dynamo-webhook"}
     key, value = selectors.pop().split("=")
     for overlay in OVERLAYS:

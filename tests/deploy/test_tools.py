@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from app.audit import REGISTRATION
-from app.inventory import KINDS
+from app.cluster.audit import REGISTRATION
+from app.cluster.inventory import KINDS
 from certs.leases import LEASE_NAME
 from tests.deploy.manifests import DEPLOY, OVERLAYS, build, kustomize
 

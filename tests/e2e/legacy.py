@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from app.roundtrip import convert_one
+from app.review.roundtrip import convert_one
 from tests.e2e.cluster import EXE, NAMESPACE, Cluster
 from tests.e2e.conftest import start_cluster
 from tests.e2e.objects import LEASE_NAME, PLURALS, scope_lease

@@ -5,7 +5,7 @@ versions, is applied with ``kubectl apply`` and read back through the CRD conver
   (metadata aside, except labels and annotations, where the private payload annotations live).
 - Read in its own version, it equals the offline round trip (for a v1beta1 object the stored object
   itself), and that round trip keeps the manifest as the conversion contract says: no field lost
-  (``app.compare`` semantics, the same rule as ``dynamo-webhook convert --check``).
+  (``app.review.compare`` semantics, the same rule as ``dynamo-webhook convert --check``).
 
 The objects live in a namespace a valid namespace-scope Lease excludes from admission, so the
 conversion path is judged alone: the admission scenarios cover the webhooks' decisions.
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from app.compare import diff_paths, normalize
+from app.review.compare import diff_paths, normalize
 from tests.e2e.cluster import Cluster
 from tests.e2e.objects import (
     ALPHA,

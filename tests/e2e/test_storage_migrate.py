@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from app.compare import PAYLOAD_KEYS, diff_paths, normalize
+from app.review.compare import PAYLOAD_KEYS, diff_paths, normalize
 from tests.e2e.cluster import EXE, Cluster
 from tests.e2e.legacy import (
     ALPHA,

@@ -9,7 +9,7 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from app.reviews import MAX_WARNING_CHARS, MAX_WARNINGS_TOTAL
+from app.review.reviews import MAX_WARNING_CHARS, MAX_WARNINGS_TOTAL
 
 
 def check_admission_answer(body: bytes, review: dict[str, Any], mutating: bool) -> dict[str, Any]:

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 import conversion
 import kinds
-from app.dispatch import review_admission
-from app.errors import InvalidRequest
-from app.reviews import admission_input, read_admission_review
-from app.settings import Settings
+from app.review.dispatch import review_admission
+from app.review.errors import InvalidRequest
+from app.review.reviews import admission_input, read_admission_review
+from app.server.settings import Settings
 from domain.admission import AdmissionContext, Decision
 from tests.fuzz.checks import check_admission_answer
 from tests.fuzz.strategies import admission_reviews, dynamo_objects

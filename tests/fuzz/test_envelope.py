@@ -1,4 +1,4 @@
-"""The review envelope parser (app.reviews) and dispatch on arbitrary input: a body is either
+"""The review envelope parser (app.review.reviews) and dispatch on arbitrary input: a body is either
 rejected with ``BadRequest`` (HTTP 4xx) or answered with a well-formed review."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.dispatch import review_admission, review_conversion
-from app.errors import BadRequest, InvalidRequest
-from app.reviews import admission_input, parse_json, read_admission_review
-from app.settings import Settings
+from app.review.dispatch import review_admission, review_conversion
+from app.review.errors import BadRequest, InvalidRequest
+from app.review.reviews import admission_input, parse_json, read_admission_review
+from app.server.settings import Settings
 from domain.admission import AdmissionContext
 from tests.fuzz.checks import check_admission_answer, check_conversion_answer
 from tests.fuzz.strategies import admission_reviews, dynamo_objects, json_values

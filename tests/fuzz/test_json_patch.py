@@ -1,4 +1,4 @@
-"""app.reviews.json_patch: applied to the original it gives the patched object exactly (types
+"""app.review.reviews.json_patch: applied to the original it gives the patched object exactly (types
 included) when the change only adds or replaces; a removed field is never removed."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.reviews import json_patch
+from app.review.reviews import json_patch
 from tests.fuzz.strategies import json_values
 
 objects = st.dictionaries(st.text(max_size=6), json_values, max_size=5)

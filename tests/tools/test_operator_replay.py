@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from app.routes import AppState, create_app
-from app.settings import Settings
+from app.server.routes import AppState, create_app
+from app.server.settings import Settings
 from domain.admission import AdmissionContext, LookupNotFound
 from tools.opdiff.drive import PRINCIPAL, first_difference, view
 

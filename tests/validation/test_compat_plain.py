@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.schema import check_object
+from app.review.schema import check_object
 from bench import payloads
 from domain.admission import AdmissionContext, Decision
 from domain.constants import ANN_DCD_SPEC, ANN_DCD_STATUS, ANN_DGD_SPEC, ANN_DGD_STATUS
@@ -29,15 +29,12 @@ from kinds import convert
 from tests.conversion.strategies import alpha_dcd, alpha_dgd
 from tests.validation.test_compat_view import (
     ADMISSION_VECTORS,
-    BETA,
     CONVERSION_VECTORS,
-    DCD,
-    DGD,
     MANIFESTS,
     _hub_forms,
-    _touched,
     edited_migrated,
 )
+from tests.validation.view_checks import BETA, DCD, DGD, touched_object
 from validation import alpha, compat_plain, compat_view, dcd, dgd
 
 J = dict[str, Any]
@@ -57,7 +54,7 @@ def _view_needed(hub: J) -> bool:
 
 def _answers(hub: J, spec_decodes: bool) -> list[Decision]:
     ctx = AdmissionContext()
-    touched = _touched(hub)
+    touched = touched_object(hub)
     out = []
     for rv_source in ("v1beta1", "v1alpha1"):
         for operation, new, old in (("CREATE", hub, None), ("UPDATE", hub, hub), ("UPDATE", touched, hub)):
@@ -85,7 +82,7 @@ def assert_plain_is_right(hub: J) -> bool:
         else:
             assert alpha.dcd_errors(compat_view.full_component(hub), warnings, alpha_source=False) == []
         assert warnings == []
-    if _decodes(_touched(hub)):
+    if _decodes(touched_object(hub)):
         assert _answers(hub, True) == _answers(hub, False)
     return not needed
 

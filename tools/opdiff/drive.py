@@ -20,7 +20,7 @@ the webhooks get). For each such object both servers answer the same reviews:
 Answers are compared on what the API server reads of them: ``allowed``, the status's code, reason
 and message, ``warnings``, the object after the patch is applied (exactly), and each converted
 object (metadata: labels and annotations, which is all the API server takes from a conversion),
-under the equality of the verified conversion vectors (:func:`app.compare.normalize`: payload
+under the equality of the verified conversion vectors (:func:`app.review.compare.normalize`: payload
 annotations compared as JSON, the Go zero-value artefacts the API server's storage never keeps
 left out). Disagreements are listed in the report;
 every review and the operator's answer are written to ``--fixtures``, which
@@ -51,7 +51,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from app.compare import normalize  # noqa: E402
+from app.review.compare import normalize  # noqa: E402
 from tests.e2e.admission import HUB_REGISTERED, MUTATING, VALIDATING  # noqa: E402
 from tests.e2e.objects import ALPHA, BETA, PLURALS  # noqa: E402
 from tests.e2e.testenv import ControlPlane, Proc, control_plane, free_port, wait_until  # noqa: E402

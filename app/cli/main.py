@@ -1,0 +1,252 @@
+"""``dynamo-webhook`` command line: serve, review, lint, convert, certs, audit, storage-migrate.
+
+The offline commands call the same dispatch functions as the server, so a manifest that
+``lint`` accepts is one the running webhook admits, and ``convert`` writes what ``/convert``
+would answer.
+
+Building the parser loads neither the server nor the rules nor the Kubernetes client: each
+command imports what it runs, so ``--help`` and ``--version`` answer at once. Every option's help
+shows its default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from app.cli import tool_args
+from app.server.settings import Settings, add_settings_arguments, settings_from_args
+from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION
+
+JSONObject = dict[str, Any]
+
+
+# --------------------------------------------------------------------------- review
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    import orjson
+
+    from app.cli.documents import (
+        EXIT_FINDINGS,
+        EXIT_OK,
+        EXIT_USAGE,
+        InputError,
+        dump,
+        is_dynamo,
+        load_documents,
+    )
+    from app.review.dispatch import review_admission, review_conversion
+    from app.review.errors import BadRequest
+    from app.review.webhooks import WEBHOOK_ROUTES
+    from domain.admission import AdmissionContext
+
+    settings = Settings()
+    ctx = AdmissionContext(settings=settings.admission_settings())
+    routes = {r.path: r for r in WEBHOOK_ROUTES}
+    try:
+        docs = load_documents(args.file)
+        if len(docs) != 1:
+            raise InputError(f"{args.file}: expected exactly one review, found {len(docs)} documents")
+        doc = docs[0]
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        if is_dynamo(doc):
+            raise InputError(
+                f"{args.file} holds a {kind} manifest, not a review: "
+                f"`dynamo-webhook lint {args.file}` defaults and validates manifests as a CREATE"
+            )
+        if kind == "ConversionReview":
+            outcome = review_conversion(doc)
+        else:
+            route = routes.get(args.path)
+            if route is None or route.type == "convert":
+                raise InputError(f"--path {args.path!r} is not an admission webhook path")
+            outcome = review_admission(doc, route.type, ctx, route.expected_gvk)
+    except (InputError, BadRequest) as exc:
+        print(f"dynamo-webhook review: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    dump([orjson.loads(outcome.body)], args.output, sys.stdout)
+    return EXIT_OK if outcome.allowed else EXIT_FINDINGS
+
+
+# --------------------------------------------------------------------------- lint
+
+
+class OfflineService:
+    """The service's own admission handlers and converter as the offline API-server pipeline calls them."""
+
+    def __init__(self, settings: Settings) -> None:
+        from app.review.webhooks import WEBHOOK_ROUTES
+        from domain.admission import AdmissionContext
+
+        self.ctx = AdmissionContext(settings=settings.admission_settings())
+        self.routes = {r.path: r for r in WEBHOOK_ROUTES}
+
+    def admit(self, path: str, review: JSONObject) -> JSONObject:
+        from app.review.dispatch import review_admission
+
+        route = self.routes[path]
+        outcome = review_admission(review, "mutate" if route.type == "mutate" else "validate", self.ctx,
+                                   route.expected_gvk)
+        response: JSONObject = outcome.response
+        return response
+
+    def convert(self, obj: JSONObject, api_version: str) -> JSONObject:
+        from app.review.dispatch import convert_one
+        from app.review.errors import ConversionFailure
+
+        try:
+            return convert_one(obj, 0, api_version)[0]
+        except ConversionFailure as exc:
+            raise ValueError(exc.message) from None
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    from apiserver import lint, report
+
+    settings = Settings(feature_grove=args.feature_grove, feature_checkpoint=args.feature_checkpoint)
+    results = lint.check_files(args.files, OfflineService(settings), args.validate, args.diff)
+    report.write(results, args.output, sys.stdout, sys.stderr)
+    return lint.exit_code(results)
+
+
+# --------------------------------------------------------------------------- convert
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from app.cli.documents import EXIT_USAGE, InputError, iter_documents
+    from app.cli.migrate import migrate
+
+    try:
+        docs = list(iter_documents(args.files))
+    except InputError as exc:
+        print(f"dynamo-webhook convert: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return migrate(docs, args.to, check=args.check, output=args.output, report=not args.quiet)
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from app.server.serve import serve
+
+    return serve(settings_from_args(args))
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Each option's help ends with its default, unless it has none worth showing (None, a switch's
+    False) or its help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or action.default is False or action.default is argparse.SUPPRESS:
+            return text
+        if "%(default)" in text or "(default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose help shows defaults; its sub-command parsers are of this class too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+class VersionAction(argparse.Action):
+    """``--version``: the version, the build and the operator commit, worked out only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from app.cli.version import version_text
+
+        print(version_text())
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="dynamo-webhook",
+        description="Admission and conversion webhook for the NVIDIA Dynamo operator's nvidia.com resources.",
+    )
+    parser.add_argument("--version", action=VersionAction,
+                        help="print the version, the build (python or compiled) and the operator commit it matches")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = sub.add_parser(
+        "serve",
+        help="run the HTTPS webhook server",
+        description="Serve /mutate, /validate, /convert and the operator's per-kind webhook paths over HTTPS. "
+        "Every flag can also be set with the environment variable shown in its help.",
+    )
+    add_settings_arguments(serve)
+    serve.set_defaults(func=cmd_serve)
+
+    review = sub.add_parser(
+        "review",
+        help="answer one AdmissionReview or ConversionReview offline",
+        description="Read an AdmissionReview or ConversionReview (JSON or YAML) and print the response review "
+        "the server would send. Exit 0 allowed/success, 1 denied/failure, 2 unreadable input.",
+    )
+    review.add_argument("file", help="review file, or - for standard input")
+    review.add_argument("--path", default="/validate", help="webhook path for AdmissionReviews")
+    review.add_argument("-o", "--output", choices=["json", "yaml"], default="json", help="output format")
+    review.set_defaults(func=cmd_review)
+
+    lint = sub.add_parser(
+        "lint",
+        help="check manifests as kubectl create would meet them in a cluster, offline",
+        description="Put every nvidia.com document through what the API server does on a create (strict "
+        "decoding, the CRD schema, the mutating and validating webhooks) and print each finding as "
+        "'FILE:LINE:COLUMN: SEVERITY: KIND/NAME (document N): MESSAGE'. "
+        "Exit 0 all accepted, 1 any refused, 2 a file unreadable.",
+    )
+    lint.add_argument("files", nargs="+", metavar="FILE", help="YAML/JSON manifests (multi-document); - for stdin")
+    lint.add_argument("--diff", action="store_true", help="also show what defaulting would add")
+    lint.add_argument("-o", "--output", choices=["text", "json", "github"], default="text",
+                      help="report format (github: workflow annotations)")
+    lint.add_argument("--validate", choices=["strict", "warn", "ignore"], default="strict",
+                      help="unknown fields: refused, warned about, or dropped silently (as kubectl's --validate)")
+    lint.add_argument("--feature-grove", action=argparse.BooleanOptionalAction, default=False,
+                      help="feature gate Grove (default off, as upstream without a cluster)")
+    lint.add_argument("--feature-checkpoint", action=argparse.BooleanOptionalAction, default=False,
+                      help="feature gate Checkpoint (default off)")
+    lint.set_defaults(func=cmd_lint)
+
+    convert = sub.add_parser(
+        "convert",
+        help="migrate manifests between nvidia.com/v1alpha1 and v1beta1",
+        description="Convert every convertible Dynamo document to --to (other documents pass through untouched, "
+        "order kept) and print them. A report of what moved into payload annotations goes to stderr.",
+    )
+    convert.add_argument("files", nargs="+", metavar="FILE", help="YAML/JSON manifests (multi-document); - for stdin")
+    convert.add_argument("--to", default=HUB_API_VERSION, choices=[HUB_API_VERSION, ALPHA_API_VERSION],
+                         help="API version to convert to")
+    convert.add_argument("-o", "--output", choices=["yaml", "json"], default="yaml", help="output format")
+    convert.add_argument("--check", action="store_true",
+                         help="prove every document round-trips; exit 1 naming the fields that would not")
+    convert.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
+    convert.set_defaults(func=cmd_convert)
+
+    tool_args.register_certs(sub)
+    tool_args.register_audit(sub)
+    tool_args.register_storage_migrate(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""``dynamo-webhook convert``: offline manifest migration and round-trip checks."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any, TextIO
+
+import orjson
+
+from app.cli.documents import EXIT_FINDINGS, EXIT_OK, Document, dump, is_dynamo
+from app.review.errors import ConversionFailure
+from app.review.roundtrip import CONVERTIBLE, VERSIONS, convert_one, other_version, roundtrip_problems
+from kinds import REGISTRY
+
+PAYLOAD_KEYS = tuple(key for kind in REGISTRY for key in kind.payload_keys)
+
+
+def convertible(body: Any) -> bool:
+    return is_dynamo(body) and body.get("kind") in CONVERTIBLE and body.get("apiVersion") in VERSIONS
+
+
+def leaf_paths(value: Any, prefix: str = "") -> Iterator[str]:
+    if isinstance(value, dict) and value:
+        for key, child in value.items():
+            yield from leaf_paths(child, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, list) and value:
+        for index, child in enumerate(value):
+            yield from leaf_paths(child, f"{prefix}[{index}]")
+    else:
+        yield prefix or "(root)"
+
+
+def payload_report(body: dict[str, Any]) -> list[str]:
+    """What the target version cannot represent and therefore carries in payload annotations."""
+    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    annotations = (meta or {}).get("annotations") or {}
+    lines: list[str] = []
+    for key in PAYLOAD_KEYS:
+        raw = annotations.get(key)
+        if not raw:
+            continue
+        try:
+            payload = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            lines.append(f"    {key}: (not JSON)")
+            continue
+        content = payload.get("spec", payload) if isinstance(payload, dict) and "version" in payload else payload
+        paths = sorted(set(leaf_paths(content)))
+        lines.append(f"    + annotation {key} keeps {len(paths)} field(s) the target version cannot hold:")
+        lines.extend(f"        {p}" for p in paths)
+    return lines
+
+
+def migrate(docs: Sequence[Document], to: str, *, check: bool, output: str, report: bool,
+            out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    results: list[Any] = []
+    failed = 0
+    for doc in docs:
+        body = doc.body
+        label = f"{doc.label} {doc.ident}"
+        if not convertible(body):
+            results.append(body)
+            if report and is_dynamo(body):
+                err.write(f"{label}: not convertible, passed through\n")
+            continue
+        try:
+            if check:
+                problems = roundtrip_problems(body)
+                if problems:
+                    failed += 1
+                    err.write(f"{label}: does not round-trip: {', '.join(problems)}\n")
+                elif report:
+                    err.write(f"{label}: round-trips through {other_version(str(body['apiVersion']))}\n")
+                continue
+            converted = convert_one(body, to)
+        except ConversionFailure as exc:
+            failed += 1
+            err.write(f"{label}: conversion failed: {exc}\n")
+            results.append(body)
+            continue
+        results.append(converted)
+        if report:
+            if body.get("apiVersion") == to:
+                err.write(f"{label}: already {to}\n")
+            else:
+                err.write(f"{label}: {body.get('apiVersion')} -> {to}\n")
+                for line in payload_report(converted):
+                    err.write(line + "\n")
+    if not check:
+        dump(results, output, out)
+    return EXIT_FINDINGS if failed else EXIT_OK

@@ -1,0 +1,170 @@
+"""The command lines of the cluster tools ``certs``, ``audit`` and ``storage-migrate``: their
+parsers, and commands that import each tool only when it runs.
+
+The tools need the Kubernetes client and the rules; their flags need neither. Keeping the flags
+here lets ``dynamo-webhook --help`` (and every other command) build the whole parser without
+loading them. The tools' defaults that ``serve`` shares (Service name, namespace, Secret, cluster
+domain, the admission settings) come from :class:`~app.server.settings.Settings`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from app.server.settings import ADMISSION_FIELDS, add_settings_arguments, settings_default
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_certs_ensure(args: argparse.Namespace) -> int:
+    from app.cluster.certs_cli import cmd_ensure
+
+    return cmd_ensure(args)
+
+
+def cmd_certs_status(args: argparse.Namespace) -> int:
+    from app.cluster.certs_cli import cmd_status
+
+    return cmd_status(args)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from app.cluster.audit import cmd_audit as run
+
+    return run(args)
+
+
+def cmd_storage_migrate(args: argparse.Namespace) -> int:
+    from app.cluster.storage_migrate import cmd_storage_migrate as run
+
+    return run(args)
+
+
+# --------------------------------------------------------------------------- certs
+
+
+def _certs_connection_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--namespace",
+        default=None,
+        help="namespace of the webhook Service and Secret (default: the pod's service-account namespace in a "
+        f"cluster, else {settings_default('namespace')}, as for serve)",
+    )
+    parser.add_argument(
+        "--service-name", default=settings_default("service_name"), help="webhook Service name (serving certificate SANs)"
+    )
+    parser.add_argument("--secret-name", default=settings_default("secret_name"), help="TLS Secret name")
+    parser.add_argument(
+        "--kubeconfig", default=None, help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
+    )
+    parser.add_argument(
+        "--mode", choices=["auto", "manual"], default="auto", help="certificate provisioning mode"
+    )
+    parser.add_argument("--cluster-domain", default=settings_default("cluster_domain"), help="cluster DNS domain")
+
+
+def register_certs(subparsers: Any) -> None:
+    """Add the ``certs`` sub-command (with ``ensure`` and ``status``) to an argparse sub-parser set."""
+    certs = subparsers.add_parser(
+        "certs",
+        help="provision webhook certificates and keep caBundles in sync",
+        description="Manage the webhook's TLS Secret and the caBundles of its webhook configurations and CRDs.",
+    )
+    sub = certs.add_subparsers(dest="certs_command", metavar="{ensure,status}")
+    sub.required = True
+
+    ensure = sub.add_parser(
+        "ensure",
+        help="make certificates and caBundles right (once, or continuously)",
+        description="With --once: one reconcile pass; exit 0 when everything is in place, 1 with the reasons "
+        "otherwise. Without --once: keep reconciling (interval plus watch events) until SIGTERM/SIGINT.",
+    )
+    _certs_connection_args(ensure)
+    ensure.add_argument("--once", action="store_true", help="one pass, then exit (init containers, jobs)")
+    ensure.add_argument(
+        "--cert-dir",
+        type=Path,
+        default=None,
+        help="also write tls.crt, tls.key and ca.crt into this directory",
+    )
+    ensure.add_argument("--interval", type=float, default=60.0, help="seconds between passes (jittered)")
+    ensure.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --once: repeat the pass (backing off) for up to this long before giving up, e.g. while "
+        "cert-manager has not written the Secret yet (0: no retry)",
+    )
+    ensure.set_defaults(func=cmd_certs_ensure)
+
+    status = sub.add_parser(
+        "status",
+        help="show expiry dates, SANs, and which objects carry which CA",
+        description="Read-only. Exit 0 when everything is up to date, 1 when something is out of date.",
+    )
+    _certs_connection_args(status)
+    status.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format")
+    status.set_defaults(func=cmd_certs_status)
+
+
+# --------------------------------------------------------------------------- audit, storage-migrate
+
+
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kubeconfig", default=None,
+                        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
+    parser.add_argument("--context", default=None, help="kubeconfig context (default: the current one)")
+    parser.add_argument("--request-timeout", type=float, default=60.0, metavar="SECONDS",
+                        help="timeout of one API request")
+
+
+def register_audit(subparsers: Any) -> None:
+    audit = subparsers.add_parser(
+        "audit",
+        help="check every Dynamo object of a cluster against these admission and conversion rules (read-only)",
+        description="List every Dynamo object (read-only) and run the server's own code on each: mutate then "
+        "validate as a no-op UPDATE and as a CREATE, and a conversion round trip through both versions. "
+        "Exit 0 when nothing would be refused, 1 when anything would be, 2 when the cluster cannot be read. "
+        "The admission settings are serve's (flags or DYNAMO_WEBHOOK_* variables): pass the ones you plan to "
+        "upgrade with.",
+    )
+    add_connection_arguments(audit)
+    scope = audit.add_mutually_exclusive_group()
+    scope.add_argument("-n", "--namespace", default=None, help="namespace to audit (default: the context's)")
+    scope.add_argument("-A", "--all-namespaces", action="store_true", help="audit every namespace")
+    audit.add_argument("--kinds", default=None, metavar="KIND,...",
+                       help="only these kinds (kind, plural or short name: dgd, dcd, dgdr, dgdsa, dm, dckpt)")
+    audit.add_argument("-o", "--output", choices=["table", "json"], default="table", help="output format")
+    audit.add_argument("--show-all", action="store_true", help="table: also list objects without findings")
+    audit.add_argument("--page-size", type=int, default=500, help="objects per LIST page")
+    add_settings_arguments(audit.add_argument_group("admission settings (as for serve)"), only=ADMISSION_FIELDS)
+    audit.set_defaults(func=cmd_audit)
+
+
+def register_storage_migrate(subparsers: Any) -> None:
+    cmd = subparsers.add_parser(
+        "storage-migrate",
+        help="rewrite every Dynamo object in its CRD's storage version, then drop old storedVersions",
+        description="For each convertible Dynamo CRD: rewrite every object unchanged in the storage version "
+        "(a no-op update of its status; conflicts retried, deleted objects skipped), rate-limited and "
+        "resumable; then, only if every object was rewritten, set status.storedVersions to the storage version "
+        "alone. Exit 0 when every CRD ends with a single stored version, 1 when some objects could not be "
+        "rewritten, 2 on usage or API errors.",
+    )
+    add_connection_arguments(cmd)
+    cmd.add_argument("--dry-run", action="store_true", help="only report what would be done; write nothing")
+    cmd.add_argument("--kinds", default=None, metavar="KIND,...",
+                     help="only these kinds (kind, plural or short name: dgd, dcd, dgdr, dgdsa)")
+    cmd.add_argument("--qps", type=float, default=50.0,
+                     help="at most this many API requests a second (0: no limit)")
+    cmd.add_argument("--workers", type=int, default=4,
+                     help="objects rewritten at the same time, within --qps")
+    cmd.add_argument("--page-size", type=int, default=500, help="objects per LIST page")
+    cmd.add_argument("--state-file", default=None,
+                     help="progress file for resuming (default $XDG_STATE_HOME/dynamo-webhook/storage-migrate.json)")
+    cmd.add_argument("--no-state", action="store_true", help="keep no progress file (a rerun starts over)")
+    cmd.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format")
+    cmd.set_defaults(func=cmd_storage_migrate)

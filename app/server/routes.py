@@ -1,0 +1,363 @@
+"""HTTP routes: the webhook paths (:mod:`app.review.webhooks`), health, readiness and metrics. This
+module only maps HTTP to :mod:`app.review.dispatch`, and a :class:`~app.review.errors.BadRequest` to its HTTP
+answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio.to_thread
+import orjson
+from fastapi import FastAPI
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from app.review.conversion_stream import review_conversion_body
+from app.review.dispatch import Outcome, review_admission, review_conversion
+from app.review.errors import BadRequest
+from app.review.reviews import Part, parse_json, part_size, unpacked
+from app.review.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
+from app.server import memory
+from app.server.deadlines import BodyDeadlines
+from app.server.observability import (
+    LOG_DETAIL_CHARS,
+    LOG_VALUE_CHARS,
+    ReviewLog,
+    log_value,
+    multiprocess_metrics,
+)
+from app.server.settings import Settings
+from app.server.tally import PathTally
+from domain.admission import AdmissionContext
+
+log = logging.getLogger("dynamo_webhook.review")
+REVIEW_LOG = ReviewLog("dynamo_webhook.review")
+
+#: Bodies larger than this are handled off the event loop so they do not stall small reviews,
+#: and a ConversionReview that large is read one object at a time (:mod:`app.review.conversion_stream`;
+#: a smaller one is decoded whole, which is quicker for a few objects and gives the same answer).
+OFFLOAD_BYTES = 256 * 1024
+
+
+@dataclass
+class AppState:
+    settings: Settings
+    admission: AdmissionContext = field(default_factory=AdmissionContext)
+    # Each check returns (ok, reason); /readyz is 200 only when all pass.
+    ready_checks: list[Callable[[], tuple[bool, str]]] = field(default_factory=list)
+    # Long-running coroutines started with the app and stopped (event set, then awaited) with it.
+    background: list[Callable[[asyncio.Event], Coroutine[Any, Any, None]]] = field(default_factory=list)
+    draining: bool = False
+    # Large reviews are answered one at a time (the interpreter runs one thread at a time anyway):
+    # the memory of a review's decoded objects is needed for one review, not for each in flight.
+    large_reviews: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(1))
+
+
+def _json(status: int, payload: dict[str, Any]) -> Response:
+    return Response(orjson.dumps(payload), status_code=status, media_type="application/json")
+
+
+def _is_json(content_type: str | None) -> bool:
+    if not content_type:
+        return False
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+def _body_headers(scope: Scope) -> tuple[str | None, str | None]:
+    """The request's ``Content-Type`` and ``Content-Length`` (the first of each, as Starlette's
+    ``request.headers.get`` reads them; the server gives header names in lower case)."""
+    content_type = content_length = None
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            if content_type is None:
+                content_type = value.decode("latin-1")
+        elif name == b"content-length" and content_length is None:
+            content_length = value.decode("latin-1")
+    return content_type, content_length
+
+
+async def _read_body(
+    receive: Receive, declared: str | None, limit: int, deadlines: BodyDeadlines, grow: bool = False
+) -> bytes | bytearray:
+    """The request body, within ``limit`` bytes and the body deadline. ``grow``: gathered into
+    one buffer, of the declared length from the start (a body joined from its chunks, or grown
+    by copies, is held twice at the end of its read: 128 MiB for a 64 MiB ConversionReview)."""
+    length = -1
+    if declared is not None:
+        try:
+            length = int(declared)
+        except ValueError:
+            raise BadRequest("invalid Content-Length header") from None
+        if length > limit:
+            raise BadRequest(f"request body of {declared} bytes exceeds the limit of {limit} bytes", 413)
+    chunks: list[bytes] = []
+    buffer = bytearray(length if grow and length > 0 else 0)
+    size = 0
+    read = deadlines.start()
+    try:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            if message["type"] != "http.request":
+                continue
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise BadRequest(f"request body exceeds the limit of {limit} bytes", 413)
+            if grow:  # in place within the declared length, growing the buffer past it
+                buffer[size - len(chunk) : size] = chunk
+            else:
+                chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+    except asyncio.CancelledError:
+        if read.timed_out():
+            raise BadRequest(f"request body not received within {deadlines.timeout:g} s", 408) from None
+        raise
+    finally:
+        deadlines.finish(read)
+    if grow:
+        del buffer[size:]  # shorter than declared: the server has already refused that
+        return buffer
+    return b"".join(chunks)
+
+
+async def _answer(send: Send, status: int, body: bytes, json: bool = True, close: bool = False) -> None:
+    """Send a whole answer (the headers of Starlette's ``Response(body, status, media_type)``);
+    ``close``: with ``connection: close``, so the server closes the connection after it."""
+    headers = [(b"content-length", b"%d" % len(body))]
+    if json:
+        headers.append((b"content-type", b"application/json"))
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _answer_parts(send: Send, parts: list[Part]) -> None:
+    """Send a 200 JSON answer held in parts, one body message each (a packed part unpacked just
+    before), letting go of each part once sent. After each part the event loop gets a turn: the
+    coalescing transport (:mod:`app.server.transport`) then passes the part on, and once the
+    connection's buffer is full the server's flow control makes the next ``send`` wait for the
+    client, so that only about one part is unpacked and buffered at a time."""
+    total = sum(part_size(part) for part in parts)
+    headers = [(b"content-length", b"%d" % total), (b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    last = len(parts) - 1
+    for index in range(len(parts)):
+        part = unpacked(parts[index])
+        parts[index] = b""
+        await send({"type": "http.response.body", "body": part, "more_body": index < last})
+        del part
+        await asyncio.sleep(0)
+
+
+ReviewEndpoint = Callable[[Scope, Receive, Send], Coroutine[Any, Any, None]]
+
+
+def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
+    """The ASGI handler of one webhook path (``POST``): it reads the headers and body straight
+    from the ASGI messages and sends the answer as two messages, without Starlette's request and
+    response objects, which a review does not need."""
+    path = route.path
+    settings = state.settings
+    limit = settings.max_conversion_bytes if route.type == "convert" else settings.max_admission_bytes
+    large_reviews = state.large_reviews
+    deadlines = BodyDeadlines(settings.body_timeout)
+    tally = PathTally(path)
+
+    def answer(doc: Any) -> Outcome:
+        if route.type == "convert":
+            return review_conversion(doc)
+        return review_admission(doc, route.type, state.admission, route.expected_gvk)
+
+    def decode_and_answer(body: bytes | bytearray) -> Outcome:
+        return answer(parse_json(body))
+
+    def answer_large(body: bytes | bytearray) -> Outcome:
+        # A ConversionReview is read one object at a time (app.review.conversion_stream); an
+        # AdmissionReview decoded whole, which is garbage once answered.
+        streamed = route.type == "convert"
+        outcome = review_conversion_body(body) if streamed else decode_and_answer(body)
+        memory.release()
+        return outcome
+
+    async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        tally.started()
+        body_read = False
+        try:
+            content_type, declared = _body_headers(scope)
+            if not _is_json(content_type):
+                raise BadRequest(
+                    f"unsupported Content-Type {content_type!r}: expected application/json",
+                    415,
+                )
+            body = await _read_body(receive, declared, limit, deadlines, grow=route.type == "convert")
+            body_read = True
+            if len(body) > OFFLOAD_BYTES:
+                async with large_reviews:
+                    outcome = await anyio.to_thread.run_sync(answer_large, body)
+            else:
+                outcome = decode_and_answer(body)
+            del body  # not held while the answer is sent
+        except BadRequest as exc:
+            tally.rejected(exc.code, bad_request=True)
+            log.warning(
+                "request rejected",
+                extra={"webhook": path, "code": exc.code, "error": log_value(exc.message, LOG_DETAIL_CHARS)},
+            )
+            # A body not read to its end (408, 413, 415, a bad Content-Length) leaves the rest of it
+            # on the connection: answered with the connection closed after.
+            error = orjson.dumps({"error": exc.message, "code": exc.code})
+            await _answer(send, exc.code, error, close=not body_read)
+            return
+        except ClientDisconnect:
+            tally.rejected(499, bad_request=False)
+            await _answer(send, 499, b"", json=False)
+            return
+        finally:
+            tally.finished()
+        elapsed = time.perf_counter() - started
+        try:
+            _record(tally, route.type, outcome, elapsed)
+        except Exception as exc:  # observability must never fail a review
+            log.error("recording a review failed", extra={"webhook": path, "error": repr(exc)})
+        if outcome.parts is not None:
+            await _answer_parts(send, outcome.parts)
+            memory.release()  # the body and the answer are gone now
+        else:
+            await _answer(send, 200, outcome.body)
+
+    return endpoint
+
+
+class _ReviewRoute:
+    """A webhook path's handler as an ASGI app, so that the router (which sees the other
+    methods, answered 405) takes it as one."""
+
+    def __init__(self, endpoint: ReviewEndpoint) -> None:
+        self.endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.endpoint(scope, receive, send)
+
+
+def _record(tally: PathTally, review_type: ReviewType, outcome: Outcome, elapsed: float) -> None:
+    if review_type == "convert":
+        tally.conversion(elapsed, outcome.conversions if outcome.allowed else None)
+    else:
+        tally.admission(elapsed, outcome.kind, outcome.operation, outcome.allowed, outcome.code)
+    uid, kind, operation = outcome.uid, outcome.kind, outcome.operation
+    obj = "" if review_type == "convert" else (
+        f"{outcome.namespace}/{outcome.name}" if outcome.namespace else outcome.name
+    )
+    if len(uid) + len(kind) + len(operation) + len(obj) > LOG_VALUE_CHARS:
+        # Only then can one of the request's values be longer than the line carries.
+        uid, kind, operation, obj = log_value(uid), log_value(kind), log_value(operation), log_value(obj)
+    extra: dict[str, Any] = {
+        "webhook": tally.path,
+        "uid": uid,
+        "kind": kind,
+        "operation": operation,
+        "allowed": outcome.allowed,
+        "duration_ms": round(elapsed * 1000, 3),
+    }
+    if review_type == "convert":
+        extra["objects"] = len(outcome.conversions)
+    else:
+        extra["object"] = obj
+        extra["patched"] = outcome.patched
+    if not outcome.allowed:
+        extra["code"] = outcome.code
+        extra["detail"] = log_value(outcome.message, LOG_DETAIL_CHARS)
+    REVIEW_LOG.info(extra)
+
+
+class WebhookApp(FastAPI):
+    """The FastAPI app, with review requests (``POST`` to a webhook path) handed straight to
+    their endpoint: they use no middleware, dependency or exception handler, so the routing and
+    middleware layers are skipped for them (about a tenth of a small review's CPU time). Every
+    other request goes through FastAPI as usual."""
+
+    review_endpoints: dict[str, ReviewEndpoint]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            endpoint = self.review_endpoints.get(scope["path"])
+            if endpoint is not None:
+                scope["app"] = self
+                await endpoint(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+
+def create_app(state: AppState) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        stop = asyncio.Event()
+        tasks: list[asyncio.Task[None]] = [asyncio.create_task(job(stop)) for job in state.background]
+        try:
+            yield
+        finally:
+            stop.set()
+            for task in tasks:
+                try:
+                    await asyncio.wait_for(task, 5)
+                except (TimeoutError, asyncio.CancelledError):
+                    task.cancel()
+
+    app = WebhookApp(
+        title="dynamo-webhook", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
+    app.state.webhook = state
+
+    async def healthz(request: Request) -> Response:
+        return _json(200, {"status": "ok"})
+
+    async def readyz(request: Request) -> Response:
+        if state.draining:
+            return _json(503, {"status": "not ready", "reasons": ["shutting down"]})
+        reasons = []
+        for check in state.ready_checks:
+            ok, reason = check()
+            if not ok:
+                reasons.append(reason)
+        if reasons:
+            return _json(503, {"status": "not ready", "reasons": reasons})
+        return _json(200, {"status": "ready"})
+
+    async def metrics(request: Request) -> Response:
+        # Off the event loop: a scrape is milliseconds of work reviews need not wait behind.
+        return Response(await anyio.to_thread.run_sync(metrics_payload), media_type=CONTENT_TYPE_LATEST)
+
+    app.review_endpoints = {r.path: _review_endpoint(r, state) for r in WEBHOOK_ROUTES}
+    routes = [Route(path, _ReviewRoute(endpoint), methods=["POST"]) for path, endpoint in app.review_endpoints.items()]
+    routes += [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+    ]
+    app.router.routes.extend(routes)
+    return app
+
+
+def metrics_payload() -> bytes:
+    """Metrics of this process, or of all worker processes in multiprocess mode."""
+    if multiprocess_metrics():
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        return generate_latest(registry)
+    return generate_latest()

@@ -1,0 +1,113 @@
+"""One TLS record per answer: uvicorn's HTTP protocol with its writes coalesced.
+
+uvicorn writes a response in two calls, the status line and headers first, then the body. Over
+TLS each write is encrypted into a record of its own and sent with a system call of its own, so a
+small review's answer costs two records and two sends, a large part of its CPU time. The
+protocol here hands uvicorn a transport that holds the writes made during one turn of the event
+loop and passes them on together at the end of it (``loop.call_soon``): the same bytes, in the
+same order, in one record and one send. Closing (or aborting) the connection first passes on (or
+drops) what is held, so nothing is reordered or lost; everything else is the real transport's.
+
+The protocol also puts each connection under its server's :class:`~app.server.connections.ConnectionWatch`
+(header and answer deadlines) from ``connection_made`` to ``connection_lost``; nothing is added per
+request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from app.server.connections import ConnectionWatch
+
+#: Held writes up to this many bytes in all are joined into one (larger ones are passed on as they
+#: are, still at the end of the turn: a TLS record holds at most 16 KiB).
+JOIN_LIMIT = 64 * 1024
+
+
+class CoalescingTransport:
+    """A transport whose ``write`` calls made in one turn of the event loop reach the wrapped
+    transport as one write."""
+
+    __slots__ = ("_held", "_loop", "_scheduled", "transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self.transport = transport
+        self._loop = loop
+        self._held: list[bytes] = []
+        self._scheduled = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not data:
+            return
+        self._held.append(bytes(data))
+        if not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self.flush)
+
+    def writelines(self, chunks: Any) -> None:
+        for chunk in chunks:
+            self.write(chunk)
+
+    def flush(self) -> None:
+        """Pass on what is held (a no-op when nothing is, or when the connection is closing)."""
+        self._scheduled = False
+        held = self._held
+        if not held:
+            return
+        chunks = list(held)
+        held.clear()
+        if self.transport.is_closing():
+            return
+        if len(chunks) == 1:
+            self.transport.write(chunks[0])
+        elif sum(len(c) for c in chunks) <= JOIN_LIMIT:
+            self.transport.write(b"".join(chunks))
+        else:
+            # A large body fills records of its own: no gain in copying it to join the headers.
+            for chunk in chunks:
+                self.transport.write(chunk)
+
+    def is_closing(self) -> bool:
+        # Asked on every answer: a method of its own is cheaper than the __getattr__ fallback.
+        return self.transport.is_closing()
+
+    def get_write_buffer_size(self) -> int:
+        return self.transport.get_write_buffer_size() + sum(len(b) for b in self._held)
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def abort(self) -> None:
+        self._held.clear()
+        self.transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        # Reading, flow control, extra info, is_closing: the real transport's.
+        return getattr(self.transport, name)
+
+
+class CoalescingHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol writing through a :class:`CoalescingTransport`, watched by
+    ``watch`` (set by :class:`~app.server.connections.TlsGate` before the connection is made)."""
+
+    watch: ConnectionWatch | None = None
+    # The watch's state of this connection (see ConnectionWatch).
+    header_key: object = None
+    header_since: float = 0.0
+    send_pending: int = 0
+    send_since: float | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        wrapped = CoalescingTransport(transport, self.loop)
+        super().connection_made(wrapped)  # type: ignore[arg-type]
+        if self.watch is not None:
+            self.watch.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.watch is not None:
+            self.watch.discard(self)

@@ -1,0 +1,89 @@
+"""``dynamo-webhook convert``: migration of real manifests, order and pass-through, --check,
+and the report of what moved into payload annotations."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import kinds
+from app.cli.documents import Document
+from app.cli.main import main
+from app.cli.migrate import migrate
+
+ROOT = Path(__file__).resolve().parents[3]
+MANIFESTS = sorted((ROOT / "examples" / "manifests").glob("*.yaml")) + sorted(
+    (ROOT / "tests" / "fixtures" / "conversion").rglob("*.yaml")
+)
+
+
+@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: p.name)
+def test_every_manifest_round_trips(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", "--check", str(path)]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("to", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
+def test_multi_document_order_kept_and_others_untouched(tmp_path: Path, to: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "b"}}
+    dgd = yaml.safe_load((ROOT / "examples/manifests/dgd-agg-v1alpha1.yaml").read_text())
+    dcd = yaml.safe_load((ROOT / "examples/manifests/dcd-v1beta1.yaml").read_text())
+    model = yaml.safe_load((ROOT / "examples/manifests/dynamomodel-lora.yaml").read_text())
+    path = tmp_path / "all.yaml"
+    path.write_text(yaml.safe_dump_all([cm, dgd, model, dcd]))
+    assert main(["convert", "--to", to, str(path)]) == 0
+    out = list(yaml.safe_load_all(capsys.readouterr().out))
+    assert [d["kind"] for d in out] == ["ConfigMap", "DynamoGraphDeployment", "DynamoModel",
+                                        "DynamoComponentDeployment"]
+    assert out[0] == cm and out[2] == model
+    assert out[1]["apiVersion"] == to and out[3]["apiVersion"] == to
+    expected = kinds.convert(dgd, to) if dgd["apiVersion"] != to else dgd
+    assert out[1] == expected
+
+
+def test_json_output_and_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = ROOT / "examples/manifests/dgd-agg-v1beta1.yaml"
+    assert main(["convert", "--to", "nvidia.com/v1alpha1", "-o", "json", str(path)]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["apiVersion"] == "nvidia.com/v1alpha1"
+    assert "nvidia.com/v1beta1 -> nvidia.com/v1alpha1" in captured.err
+    assert "+ annotation nvidia.com/dgd-spec" in captured.err
+
+
+def test_check_names_fields_that_do_not_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = kinds.convert
+
+    def lossy(obj: dict[str, Any], desired: str) -> dict[str, Any]:
+        out = real(obj, desired)
+        if desired.endswith("v1alpha1"):
+            out["spec"].pop("backendFramework", None)
+            for svc in out["spec"].get("services", {}).values():
+                svc.pop("replicas", None)
+        return out
+
+    monkeypatch.setattr(kinds, "convert", lossy)
+    body = yaml.safe_load((ROOT / "examples/manifests/dgd-agg-v1beta1.yaml").read_text())
+    body["spec"]["backendFramework"] = "vllm"
+    err = io.StringIO()
+    code = migrate([Document("m.yaml", 0, body)], "nvidia.com/v1beta1", check=True, output="yaml", report=True,
+                   out=io.StringIO(), err=err)
+    assert code == 1
+    text = err.getvalue()
+    assert "m.yaml:0 DynamoGraphDeployment/llama-agg: does not round-trip:" in text
+    assert "spec.backendFramework" in text
+    assert "replicas" in text
+
+
+def test_conversion_failure_is_reported_and_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment",
+                                    "metadata": {"name": "dup"},
+                                    "spec": {"components": [{"name": "a"}, {"name": "a"}]}}))
+    assert main(["convert", "--to", "nvidia.com/v1alpha1", str(path)]) == 1
+    assert 'duplicate component name "a"' in capsys.readouterr().err

@@ -1,0 +1,54 @@
+"""Large reviews are answered on a worker thread, one at a time: the memory of a large review's
+decoded objects is needed once, not once per review in flight."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import httpx
+import orjson
+import pytest
+
+from app.review.dispatch import Outcome
+from app.server import routes
+from app.server.routes import OFFLOAD_BYTES, AppState, create_app
+from app.server.settings import Settings
+from tests.app.conftest import JSON_HEADERS, conversion_review
+
+
+def test_large_reviews_are_answered_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    lock = threading.Lock()
+    running, most, threads = 0, 0, set()
+
+    def slow_review(body: bytes | bytearray) -> Outcome:
+        nonlocal running, most
+        doc = orjson.loads(body)
+        with lock:
+            running += 1
+            most = max(most, running)
+            threads.add(threading.get_ident())
+        time.sleep(0.05)
+        with lock:
+            running -= 1
+        return Outcome(orjson.dumps({"uid": doc["request"]["uid"]}), uid=doc["request"]["uid"], operation="CONVERT")
+
+    monkeypatch.setattr(routes, "review_conversion_body", slow_review)
+    padding = {"kind": "Padding", "data": "x" * OFFLOAD_BYTES}
+    bodies = [orjson.dumps(conversion_review([padding], uid=f"u{i}")) for i in range(3)]
+    assert all(len(b) > OFFLOAD_BYTES for b in bodies)
+    app = create_app(AppState(settings=Settings()))
+
+    async def send_all() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="https://webhook") as client:
+            return await asyncio.gather(
+                *(client.post("/convert", content=b, headers=JSON_HEADERS) for b in bodies)
+            )
+
+    answers = asyncio.run(send_all())
+    assert [r.status_code for r in answers] == [200, 200, 200]
+    assert sorted(orjson.loads(r.content)["uid"] for r in answers) == ["u0", "u1", "u2"]
+    assert most == 1
+    assert threading.get_ident() not in threads  # off the event loop's thread

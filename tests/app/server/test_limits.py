@@ -1,0 +1,239 @@
+"""A real ``dynamo-webhook serve`` with short limits (1 s) against slow and hostile clients on real
+sockets: half-sent headers and handshakes are closed, connections beyond the cap are closed at
+once, a 408 closes its connection, an answer is delivered whole or the connection reset, and the
+plain-HTTP metrics port serves /metrics only."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import socket
+import ssl
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import orjson
+import pytest
+
+from bench.harness import status_kib
+from tests.app.server.test_serve import ROOT, Server
+
+MAX_CONNECTIONS = 40
+LIMITS = ("--header-timeout", "1", "--send-timeout", "1", "--body-timeout", "1",
+          "--max-connections", str(MAX_CONNECTIONS))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(tmp_path_factory.mktemp("limits") / "serving-certs", LIMITS)
+    yield srv
+    srv.stop()
+
+
+def _tcp(server: Server) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", server.port), timeout=5)
+
+
+def _tls(server: Server, ctx: ssl.SSLContext | None = None) -> ssl.SSLSocket:
+    return (ctx or server.context()).wrap_socket(_tcp(server), server_hostname="localhost")
+
+
+def _closed_after(sock: socket.socket, limit: float = 4.0) -> float:
+    """Seconds until the server ends the connection (reads whatever comes before)."""
+    started = time.monotonic()
+    sock.settimeout(limit)
+    with contextlib.suppress(ConnectionResetError, ssl.SSLError):
+        while sock.recv(65536):
+            pass
+    return time.monotonic() - started
+
+
+def _get(sock: socket.socket, path: str = "/healthz") -> bytes:
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+    answer = b""
+    while b"\r\n\r\n" not in answer or not answer.endswith(b"}"):
+        chunk = sock.recv(65536)
+        assert chunk, answer
+        answer += chunk
+    return answer
+
+
+def _closed_by_reason(server: Server) -> dict[str, float]:
+    url = f"http://127.0.0.1:{server.metrics_port}/metrics?name[]=dynamo_webhook_connections_closed_total"
+    with urllib.request.urlopen(url, timeout=5) as resp:
+        text = resp.read().decode()
+    return {line.split('"')[1]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+            if line.startswith("dynamo_webhook_connections_closed_total{")}
+
+
+def test_half_sent_headers_and_handshakes_are_closed(server: Server) -> None:
+    with _tls(server) as half:  # half a first request
+        half.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Ty")
+        assert _closed_after(half) < 3
+    with _tls(server) as idle:  # nothing at all after the handshake
+        assert _closed_after(idle) < 3
+    with _tls(server) as keep_alive:  # a request answered, then half the next one's headers
+        assert b" 200 " in _get(keep_alive)
+        time.sleep(1.5)  # idle between requests is the keep-alive timeout's (30 s), not this one
+        keep_alive.sendall(b"GET /healthz HTTP/1.1\r\nHo")
+        assert _closed_after(keep_alive) < 3
+    with _tcp(server) as silent:  # no ClientHello
+        assert _closed_after(silent) < 3
+    with _tcp(server) as half_hello:  # the start of a ClientHello
+        half_hello.sendall(bytes.fromhex("160301020001"))
+        assert _closed_after(half_hello) < 3
+    # The server counts a closed connection just after closing it: the client may see the close first.
+    deadline = time.monotonic() + 3
+    while True:
+        closed = _closed_by_reason(server)
+        done = closed.get("header_timeout", 0) >= 3 and closed.get("handshake_timeout", 0) >= 2
+        if done or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert closed["header_timeout"] >= 3 and closed["handshake_timeout"] >= 2, closed
+
+
+def test_closed_half_header_connections_give_their_memory_back(server: Server) -> None:
+    def round_of_half_headers(count: int) -> None:
+        socks = [_tls(server) for _ in range(count)]
+        for sock in socks:
+            sock.sendall(b"POST /convert HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000\r\nX-")
+        for sock in socks:
+            assert _closed_after(sock) < 4
+            sock.close()
+
+    round_of_half_headers(MAX_CONNECTIONS)  # warm-up: allocator pools and caches filled once
+    time.sleep(0.5)
+    baseline = status_kib(server.proc.pid, "VmRSS")
+    for _ in range(3):
+        round_of_half_headers(MAX_CONNECTIONS)
+    time.sleep(0.5)
+    assert status_kib(server.proc.pid, "VmRSS") - baseline < 4 * 1024
+
+
+def test_connections_beyond_the_cap_are_closed_at_once(server: Server) -> None:
+    before = _closed_by_reason(server).get("limit", 0)
+    held = [_tls(server) for _ in range(MAX_CONNECTIONS)]
+    try:
+        for sock in held:
+            assert b" 200 " in _get(sock)  # established, and idle in keep-alive from here
+        started = time.monotonic()
+        with pytest.raises((ConnectionError, ssl.SSLError)):
+            _get(_tls(server))
+        assert time.monotonic() - started < 1
+        assert _closed_by_reason(server)["limit"] == before + 1
+    finally:
+        for sock in held:
+            sock.close()
+    deadline = time.monotonic() + 3
+    while True:  # the server sees the closes soon after
+        try:
+            with _tls(server) as sock:
+                assert b" 200 " in _get(sock)
+            break
+        except (ConnectionError, ssl.SSLError):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    assert "connection limit reached" in server.log_path.read_text()
+
+
+def test_a_408_closes_the_connection(server: Server) -> None:
+    with _tls(server) as sock:
+        sock.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 1000\r\n\r\n{\"apiVersion\"")
+        sock.settimeout(5)
+        answer = sock.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 408 ") and b"connection: close" in answer.lower()
+        started = time.monotonic()
+        with contextlib.suppress(ConnectionResetError, ssl.SSLError):
+            while sock.recv(65536):  # more bytes of the body would keep it open otherwise
+                sock.sendall(b" ")
+        assert time.monotonic() - started < 2
+
+
+def _large_conversion(mib: int) -> bytes:
+    doc = json.loads((ROOT / "examples/conversion/dgd-to-v1beta1.json").read_text())
+    doc["request"]["objects"][0]["metadata"].setdefault("annotations", {})["example.com/padding"] = "x" * (mib << 20)
+    return orjson.dumps(doc)
+
+
+def _ask(server: Server, body: bytes) -> ssl.SSLSocket:
+    raw = socket.socket()
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 * 1024)  # a small window: the answer waits
+    raw.settimeout(10)
+    raw.connect(("127.0.0.1", server.port))
+    sock = server.context().wrap_socket(raw, server_hostname="localhost", suppress_ragged_eofs=False)
+    sock.sendall(b"POST /convert HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                 b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    return sock
+
+
+def _read(sock: ssl.SSLSocket, pause: float, chunk: int) -> bytes:
+    """Read to the end (a TLS close_notify; an end without one raises), ``chunk`` bytes per ``pause``."""
+    data = b""
+    while True:
+        time.sleep(pause)
+        got = sock.recv(chunk)
+        if not got:
+            return data
+        data += got
+
+
+def _content_length(answer: bytes) -> int:
+    head = answer.split(b"\r\n\r\n", 1)[0].decode().lower()
+    return int(head.split("content-length: ", 1)[1].split("\r\n", 1)[0])
+
+
+def test_an_answer_is_delivered_whole_or_the_connection_reset(server: Server) -> None:
+    body = _large_conversion(8)
+    # A slow reader that keeps taking bytes gets all of them, however long it takes (4 s here).
+    with _ask(server, body) as sock:
+        started = time.monotonic()
+        answer = _read(sock, 0.002, 4096)
+        assert time.monotonic() - started > 2
+    rest = answer.split(b"\r\n\r\n", 1)[1]
+    assert len(rest) == _content_length(answer) > len(body) - 4096
+    assert orjson.loads(rest)["response"]["result"]["status"] == "Success"
+    # One that stops reading is reset (RST) once nothing has left for a second: what it then reads
+    # ends in an error, never in a short answer that looks whole.
+    with _ask(server, body) as sock:
+        time.sleep(3)
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == errno.ECONNRESET
+        with pytest.raises((ConnectionResetError, ssl.SSLEOFError)):
+            _read(sock, 0, 1 << 20)
+    assert "answer not taken by the client in time" in server.log_path.read_text()
+
+
+def test_tls12_serves_aead_suites_only(server: Server) -> None:
+    def tls12(cipher: str) -> ssl.SSLContext:
+        ctx = server.context()
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+        ctx.set_ciphers(cipher)
+        return ctx
+
+    for cbc in ("ECDHE-RSA-AES128-SHA256", "ECDHE-RSA-AES256-SHA384"):
+        with pytest.raises((ssl.SSLError, ConnectionError)), _tls(server, tls12(cbc)):
+            pass
+    for aead in ("ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-CHACHA20-POLY1305"):
+        with _tls(server, tls12(aead)) as sock:
+            assert sock.version() == "TLSv1.2" and sock.cipher()[0] == aead  # type: ignore[index]
+            assert b" 200 " in _get(sock)
+
+
+def test_the_metrics_port_serves_metrics_only(server: Server) -> None:
+    base = f"http://127.0.0.1:{server.metrics_port}"
+    with urllib.request.urlopen(f"{base}/metrics", timeout=5) as resp:
+        assert b"controller_runtime_webhook_requests_total" in resp.read()
+    for path in ("/readyz", "/foo", "/"):
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(f"{base}{path}", timeout=5)
+        assert info.value.code == 404
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(urllib.request.Request(f"{base}/metrics", data=b"x", method="POST"), timeout=5)
+    assert info.value.code == 405
+    with socket.create_connection(("127.0.0.1", server.metrics_port), timeout=5) as idle:
+        idle.sendall(b"GET /metr")
+        assert _closed_after(idle) < 3
