@@ -155,6 +155,9 @@ def as_go_writes(hub: JSONObject, spec_schema: Struct, status_schema: Struct) ->
     plugins' ``name`` and ``parameters``). Metadata and opaque members are kept as sent. An object
     the operator could not decode (a member of the wrong type, refused before any defaulting) is
     returned as it is; so are the members its decoding alone would drop (:func:`_merged`)."""
+    # Quirk: the operator's patch is the difference from its json.Marshal of the whole object,
+    # so it also writes what Go writes regardless of the input (status.state, an empty pod
+    # template's spec, an EPP profile plugin's weight: null, which the API server then refuses).
     out = dict(hub)
     spec = hub.get("spec")
     status = hub.get("status")

@@ -70,6 +70,8 @@ def go_float(v: float) -> int | float:
     outside int64/uint64 (which the JSON encoder cannot write as one) stays a float: the same
     number in exponent form."""
     if v.is_integer() and abs(v) < 1e21:
+        # Quirk: opaque JSON decoded into map[string]any turns every number into a float64, so an
+        # integer past 2**53 comes out with the float's shortest digits, not the ones written.
         if abs(v) <= _EXACT:
             return int(v)
         n = int(Decimal(repr(v)))

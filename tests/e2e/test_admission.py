@@ -156,3 +156,23 @@ def test_mutating_twice_under_reinvocation_gives_the_same_object(cluster: Cluste
         assert user_view(stored) == user_view(mutated(as_sent(obj)))
     finally:
         kubectl("delete", "mutatingwebhookconfiguration", "e2e-reinvoke")
+
+
+def test_an_epp_profile_plugin_without_weight_is_refused_after_the_patch(cluster: Cluster, ns: str) -> None:
+    """The operator's patch writes an EPP scheduling-profile plugin's ``weight`` at Go's zero value,
+    null (a ``*int`` without omitempty), and the API server's schema, which wants an integer, then
+    refuses the object: reproduced, so that such a manifest fails here as it fails with the
+    operator (every published EPP example gives each plugin its weight)."""
+    obj = load("examples/manifests/dgd-agg-v1beta1.yaml", "epp-no-weight")
+    epp = copy.deepcopy(obj["spec"]["components"][0])
+    config = {"plugins": [{"type": "single-profile-handler"}],
+              "schedulingProfiles": [{"name": "default", "plugins": [{"pluginRef": "single-profile-handler"}]}]}
+    epp.update(name="Epp", type="epp", replicas=1, eppConfig={"config": config})
+    obj["spec"]["components"].append(epp)
+    result = create(cluster, obj)
+    assert result.returncode != 0
+    assert "eppConfig.config.schedulingProfiles[0].plugins[0].weight in body must be of type integer" in result.stderr
+    obj["spec"]["components"][-1]["eppConfig"]["config"]["schedulingProfiles"][0]["plugins"][0]["weight"] = 1
+    patched = mutated(as_sent(obj))
+    plugins = patched["spec"]["components"][-1]["eppConfig"]["config"]["plugins"]
+    assert plugins == [{"type": "single-profile-handler", "name": ""}]  # parameters: null is pruned

@@ -96,7 +96,7 @@ def epp_dgd() -> dict[str, Any]:
     obj = example("dgd-agg-v1beta1.yaml", NS, "with-epp")
     epp = copy.deepcopy(obj["spec"]["components"][0])
     config = {"plugins": [{"type": "single-profile-handler"}],
-              "schedulingProfiles": [{"name": "default", "plugins": [{"pluginRef": "single-profile-handler"}]}]}
+              "schedulingProfiles": [{"name": "default", "plugins": [{"pluginRef": "single-profile-handler", "weight": 1}]}]}
     epp.update(name="Epp", type="epp", replicas=1, eppConfig={"config": config})
     obj["spec"]["components"].append(epp)
     return obj

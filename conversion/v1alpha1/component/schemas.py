@@ -48,7 +48,8 @@ _MODEL_REF = Struct((Field("name", "string", False), Field("revision", "string")
 _TOPOLOGY = Struct((Field("packDomain", "string", False),))
 _EPP = Struct(
     (
-        # written whole, as the operator writes them (plugins[].name "", .parameters null …)
+        # Quirk: written whole, as the operator writes them (plugins[].name "", .parameters null,
+        # schedulingProfiles[].plugins[].weight null), although a manifest leaves them out
         Field("configMapRef", Go("*core/v1.ConfigMapKeySelector", full=True)),
         Field("config", Go(EPP_CONFIG, full=True)),
     )
