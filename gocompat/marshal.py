@@ -41,7 +41,7 @@ def marshal_view(expr: str, typed: Any) -> Any:
 def _fill(n: _Node, v: Any) -> Any:
     if v is None:
         return None
-    filler = _FILLERS.get(id(n))
+    filler = _FILLERS.get(n)
     if filler is None:
         filler = _filler(n)
     return v if filler is _AS_IS else filler(v)
@@ -49,7 +49,7 @@ def _fill(n: _Node, v: Any) -> Any:
 
 Filler = Callable[[Any], Any]
 # Per type node: how a typed view of it is filled (``_AS_IS``: it is written as it is).
-_FILLERS: dict[int, Filler] = {}
+_FILLERS: dict[_Node, Filler] = {}
 
 
 def _as_is(v: Any) -> Any:
@@ -60,7 +60,7 @@ _AS_IS: Filler = _as_is
 
 
 def _filler(n: _Node) -> Filler:
-    _FILLERS[id(n)] = _AS_IS  # (a recursive type fills through itself once built)
+    _FILLERS[n] = _AS_IS  # (a recursive type fills through itself once built)
     filler: Filler = _AS_IS
     if isinstance(n, _Ptr):
         filler = _filler_of(n.elem)
@@ -74,12 +74,12 @@ def _filler(n: _Node) -> Filler:
             filler = lambda v: {k: None if x is None else elem(x) for k, x in v.items()}  # noqa: E731
     elif isinstance(n, _Struct):
         filler = _struct_filler(n)
-    _FILLERS[id(n)] = filler
+    _FILLERS[n] = filler
     return filler
 
 
 def _filler_of(n: _Node) -> Filler:
-    found = _FILLERS.get(id(n))
+    found = _FILLERS.get(n)
     return _filler(n) if found is None else _Deferred(n) if found is _AS_IS and isinstance(n, _Struct) else found
 
 
@@ -90,7 +90,7 @@ class _Deferred:
         self.n = n
 
     def __call__(self, v: Any) -> Any:
-        return _FILLERS[id(self.n)](v)
+        return _FILLERS[self.n](v)
 
 
 def _struct_filler(n: _Struct) -> Filler:
@@ -115,7 +115,7 @@ def _struct_filler(n: _Struct) -> Filler:
             node = nodes[name]
             if drop_zero and node.zero(x):
                 continue
-            if fill is not _AS_IS:
+            if x is not None and fill is not _AS_IS:
                 x = fill(x)
             if drop_empty and _empty(node, x):
                 continue

@@ -69,3 +69,12 @@ def test_a_float64_is_written_with_gos_shortest_digits(number: float, written: f
     out = go_float_tree({"n": number})["n"]
     assert out == written and type(out) is type(written)
     orjson.dumps(out)  # the encoder writes it
+
+
+def test_what_it_writes_it_writes_again_unchanged() -> None:
+    from gocompat.marshal import marshal_view
+
+    for expr, value in ((EPP, {"plugins": [{"type": "t"}]}), ("*core/v1.PodTemplateSpec", {})):
+        once = marshal(expr, value)
+        assert marshal(expr, once) == once
+        assert marshal_view(expr, once) == once  # nulls it wrote (containers: null) included
