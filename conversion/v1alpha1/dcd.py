@@ -78,13 +78,13 @@ def _decode_live(spec: Any, canon: Callable[[J], J]) -> tuple[str, J]:
     try:
         if "backendFramework" in spec:
             backend = decode_root({"backendFramework": spec["backendFramework"]}, _BACKEND, "spec")
-    except ConversionError as exc:
-        mismatch = exc
+    except ConversionError as noted:
+        mismatch = noted
     try:
         shared = canon({k: v for k, v in spec.items() if k != "backendFramework"})
-    except GoTypeError as exc:
-        if mismatch is None or not str(exc).startswith(_MISMATCH):
-            raise ConversionError(str(exc)) from exc
+    except GoTypeError as stopped:  # (a name of its own: the compiled build types each one)
+        if mismatch is None or not str(stopped).startswith(_MISMATCH):
+            raise ConversionError(str(stopped)) from stopped
     if mismatch is not None:
         raise mismatch
     return backend.get("backendFramework", ""), shared
