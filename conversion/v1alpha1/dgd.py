@@ -142,32 +142,14 @@ ALPHA_STATUS = Struct(
     )
 )
 
-# v1beta1 ComponentReplicaStatus and DynamoGraphDeploymentStatus (``state`` has no omitempty).
-_REPLICA_STATUS_BETA = Struct(
-    (
-        Field("componentKind", "string", False),
-        Field("componentNames", ListOf("string")),
-        Field("runtimeNamespace", "string"),
-        Field("replicas", "int32", False),
-        Field("updatedReplicas", "int32", False),
-        Field("readyReplicas", Ptr("int32")),
-        Field("availableReplicas", Ptr("int32")),
-        Field("scheduledReplicas", Ptr("int32")),
-    )
-)
+# v1beta1 ComponentReplicaStatus and DynamoGraphDeploymentStatus: v1alpha1's without
+# ``componentName``, ``components`` where v1alpha1 has ``services`` (``state`` has no omitempty).
+_REPLICA_STATUS_BETA = Struct(tuple(f for f in REPLICA_STATUS_ALPHA.fields if f.name != "componentName"))
 BETA_STATUS = Struct(
-    (
-        Field("observedGeneration", "int64"),
-        Field("state", "string", False),
-        Field("conditions", "list"),
-        Field("components", MapOf(_REPLICA_STATUS_BETA)),
-        Field("restart", Ptr("object")),
-        Field("checkpoints", MapOf("object")),
-        Field("rollingUpdate", Ptr("object")),
-        Field("placement", Ptr("object")),
+    tuple(
+        Field("components", MapOf(_REPLICA_STATUS_BETA)) if f.name == "services" else f for f in ALPHA_STATUS.fields
     )
 )
-
 
 
 # --- replica status -----------------------------------------------------------------------------
