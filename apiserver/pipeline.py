@@ -12,8 +12,8 @@ decoder and ``customResourceStrategy``):
 2. **mutating webhooks** (converted to the webhook's version when registered for another one; its
    patch applied, then defaulted, converted back and pruned);
 3. **validation**: ObjectMeta (names, labels, annotations), the OpenAPI schema, the scale
-   subresource's replicas, list-type uniqueness, then the CEL rules unless an earlier error blocks
-   them (422, ``Kind.group "name" is invalid: ...``);
+   subresource's replicas, list-type uniqueness, then the CEL rules (:mod:`apiserver.cel`) unless
+   an earlier error blocks them (422, ``Kind.group "name" is invalid: ...``);
 4. **validating webhooks**.
 
 The first step that refuses ends the pipeline, as in the API server.
@@ -29,7 +29,7 @@ from typing import Any, Literal
 import jsonpatch
 import orjson
 
-from apiserver import admission, crds, listtype, objectmeta, openapi, scale, structural
+from apiserver import admission, cel, crds, listtype, objectmeta, openapi, scale, structural
 from apiserver.admission import Hook, Service
 from apiserver.cluster import cluster_rules
 from apiserver.crds import GROUP, Version
@@ -70,6 +70,11 @@ def _status(code: int, reason: str, message: str, details: JSONObject | None = N
 
 def bad_request(kind: str, version: str, problem: str) -> JSONObject:
     return _status(400, "BadRequest", f"{kind} in version {go_quote(version)} cannot be handled as a {kind}: {problem}")
+
+
+def internal_error(err: str) -> JSONObject:
+    """``apierrors.NewInternalError``: the error as the one cause, and in the message."""
+    return _status(500, "InternalError", f"Internal error occurred: {err}", {"causes": [{"message": err}]})
 
 
 def invalid(kind: str, name: str, errs: list[FieldError]) -> JSONObject:
@@ -154,9 +159,10 @@ def _mutate(obj: JSONObject, version: Version, service: Service, out: Outcome) -
             out.defaulted += ops
             patched = jsonpatch.apply_patch(sent, ops)
             target = _hook_version(hook, version)
-            coerce(patched, target)
+            # The patched object is defaulted (the API server's ObjectDefaulter), not pruned: its
+            # nulls stay for validation to see, unless a conversion back (which prunes) follows.
+            structural.apply_defaults(patched, target.schema)
             obj = patched if target is version else _convert(patched, version, service)
-            coerce(obj, version, defaults=False)
     return obj
 
 
@@ -174,18 +180,19 @@ BLOCKED = FieldError(
 
 
 def validation_errors(obj: JSONObject, version: Version) -> list[FieldError]:
-    """``customResourceStrategy.Validate`` of a create."""
+    """``customResourceStrategy.Validate`` of a create: the CEL rules run unless an error of the
+    schema's blocks them."""
     schema = version.schema
     errs = objectmeta.validate(_meta(obj), version.namespaced)
     errs += openapi.validate(obj, schema)
     errs += scale.validate(obj, version.scale_replicas_path)
     errs += listtype.validate(obj, schema)
-    if version.has_rules and _blocking(errs):
-        errs.append(BLOCKED)
+    if version.has_rules:
+        if _blocking(errs):
+            errs.append(BLOCKED)
+        else:
+            errs += cel.validate(obj, schema).errors
     return errs
-
-
-CEL_NOT_EVALUATED = "the CRD's x-kubernetes-validations (CEL) rules: not evaluated offline"
 
 
 def _decode(obj: JSONObject, version: Version, validation: FieldValidation, out: Outcome) -> bool:
@@ -236,8 +243,6 @@ def create(doc: JSONObject, service: Service, source: str = "-",
         if version.has_status:
             mutated.pop("status", None)
         errs = validation_errors(mutated, version)
-        if version.has_rules and not errs:
-            out.skipped.append(CEL_NOT_EVALUATED)
         if errs:
             out.status = invalid(kind, _name(mutated), errs)
             return out
@@ -248,7 +253,7 @@ def create(doc: JSONObject, service: Service, source: str = "-",
                 out.status = admission.denial_status(hook.name, response)
                 return out
     except ConversionFailed as exc:
-        out.status = _status(500, "InternalError", str(exc))
+        out.status = internal_error(str(exc).removeprefix("Internal error occurred: "))
         return out
     out.allowed = True
     out.stored = mutated

@@ -6,6 +6,7 @@ server's."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ import yaml
 
 from tests.e2e.admission import create_raw, offline_review
 from tests.e2e.cluster import Cluster
-from tests.e2e.objects import in_namespace, namespace
+from tests.e2e.objects import PLURALS, in_namespace, namespace
 from tests.e2e.testenv import ROOT
 
 NS = "e2e-schema"
@@ -77,3 +78,80 @@ def test_wrong_json_type_is_refused_by_the_defaulter_before_the_schema(cluster: 
         f'admission webhook "mdynamographdeployment.kb.io" denied the request: {offline["status"]["message"]}'
     )
     assert "spec.components[0].replicas" in status["message"]
+
+
+def _lint_status(obj: Obj) -> Obj | None:
+    """What ``dynamo-webhook lint`` answers for ``obj`` (the service's settings: the Checkpoint gate on)."""
+    from apiserver import pipeline
+    from app.cli.main import OfflineService
+    from app.server.settings import Settings
+
+    outcome = pipeline.create(obj, OfflineService(Settings(feature_checkpoint=True)), namespace=NS)
+    return outcome.status
+
+
+def _cel_cases() -> list[tuple[str, Obj]]:
+    beta = _dgd("cel-beta")
+    alpha = in_namespace(yaml.safe_load((ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml").read_text()),
+                         NS, "cel-alpha")
+    service = next(iter(alpha["spec"]["services"]))
+    cases: list[tuple[str, Obj]] = []
+
+    def beta_case(name: str, edit: Any) -> None:
+        obj = copy.deepcopy(beta)
+        edit(obj["spec"])
+        cases.append((name, obj))
+
+    def alpha_case(name: str, edit: Any) -> None:
+        obj = copy.deepcopy(alpha)
+        edit(obj["spec"]["services"][service])
+        cases.append((name, obj))
+
+    beta_case("restart-on-create", lambda s: s.update(restart={"id": "now"}))
+    beta_case("names-unique-case-insensitively",
+              lambda s: s["components"].append({**s["components"][0], "name": s["components"][0]["name"].upper()}))
+    beta_case("gms-mode", lambda s: s["components"][0].update(
+        experimental={"gpuMemoryService": {"extraClientContainers": ["a"], "mode": "InterPod"}}))
+    beta_case("gms-mode-defaulted", lambda s: s["components"][0].update(
+        experimental={"gpuMemoryService": {"extraClientPods": [{"name": "p"}]}}))
+    beta_case("kv-policy", lambda s: s.update(experimental={"kvTransferPolicy": {"enforcement": "preferred"}}))
+    beta_case("label-key-prefix", lambda s: s.update(
+        experimental={"kvTransferPolicy": {"labelKey": "a" * 254 + "/zone"}}))
+    beta_case("epp-config-without-epp", lambda s: s["components"][0].update(eppConfig={"configMapRef": {"name": "x"}}))
+    beta_case("sidecar-without-image", lambda s: s["components"][0].update(
+        podTemplate={"spec": {"containers": [{"name": "main"}, {"name": "side"}]}}))
+    beta_case("backend-annotation", lambda s: s["components"][0].update(
+        podTemplate={"metadata": {"annotations": {"nvidia.com/vllm-distributed-executor-backend": "RAY2"}}}))
+    beta_case("min-available", lambda s: s["components"][0].update(replicas=1, minAvailable=3))
+    alpha_case("shared-memory-size-integer", lambda s: s.update(sharedMemory={"size": 1}))
+    alpha_case("shared-memory-size-zero", lambda s: s.update(sharedMemory={"size": "0"}))
+    alpha_case("shared-memory-without-size", lambda s: s.update(sharedMemory={"disabled": False}))
+    alpha_case("shared-memory-bad-quantity", lambda s: s.update(sharedMemory={"size": "1Gb"}))
+    alpha_case("pvc-create", lambda s: None)
+    cases[-1][1]["spec"]["pvcs"] = [{"name": "cache", "create": True}]
+    alpha_case("checkpoint-job-and-ref", lambda s: s.update(checkpoint={"job": {}, "checkpointRef": "c"}))
+    return cases
+
+
+@pytest.mark.parametrize("case", _cel_cases(), ids=lambda c: c[0])
+def test_cel_rules_are_the_api_servers_and_lint_says_the_same(cluster: Cluster, ns: str, case: tuple[str, Obj]) -> None:
+    """Each CEL rule of the pinned CRDs, broken: the API server's Status (dry run, strict field validation)
+    is the one ``lint`` computes offline with :mod:`apiserver.cel`, causes in any order (the API server
+    walks maps in Go's random order)."""
+    _, obj = case
+    group, version = obj["apiVersion"].split("/")
+    code, body = cluster.cp.raw(
+        "POST", f"/apis/{group}/{version}/namespaces/{NS}/{PLURALS[obj['kind']]}?dryRun=All&fieldValidation=Strict", obj)
+    status = json.loads(body)
+    ours = _lint_status(obj)
+    if code in (200, 201):
+        assert ours is None, ours
+        return
+    assert ours is not None, status
+    assert (ours["code"], ours["reason"]) == (code, status["reason"]), status
+    causes = (status.get("details") or {}).get("causes") or []
+    our_causes = (ours.get("details") or {}).get("causes") or []
+    key = lambda c: json.dumps(c, sort_keys=True)  # noqa: E731
+    assert sorted(map(key, our_causes)) == sorted(map(key, causes)), status
+    if len(causes) < 2:
+        assert ours["message"] == status["message"]
