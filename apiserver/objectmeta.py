@@ -8,6 +8,7 @@ labels, annotations, finalizers), in apimachinery's words.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from gocompat.fielderrors import ErrorType, FieldError
@@ -71,7 +72,7 @@ def unknown_fields(meta: Any) -> list[str]:
     return [f"metadata.{k}" for k in meta if k not in KNOWN]
 
 
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
     shown = " or ".join(f"'{e}', " for e in examples)
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
@@ -81,7 +82,7 @@ def dns1123_subdomain(value: str) -> list[str]:
     if len(value) > 253:
         errs.append("must be no more than 253 characters")
     if not _DNS1123_SUBDOMAIN.match(value):
-        errs.append(_regex_error(
+        errs.append(regex_error(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
             "and must start and end with an alphanumeric character",
             r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", "example.com"))
@@ -93,7 +94,7 @@ def dns1123_label(value: str) -> list[str]:
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
     if not _DNS1123_LABEL.match(value):
-        errs.append(_regex_error(
+        errs.append(regex_error(
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
             "and must start and end with an alphanumeric character",
             "[a-z0-9]([-a-z0-9]*[a-z0-9])?", "my-name", "123-abc"))
@@ -118,7 +119,7 @@ def qualified_name(value: str) -> list[str]:
             errs += [f"prefix part {m}" for m in dns1123_subdomain(prefix)]
     else:
         return [
-            "a qualified name " + _regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
+            "a qualified name " + regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     if not name:
@@ -126,7 +127,7 @@ def qualified_name(value: str) -> list[str]:
     elif len(name) > 63:
         errs.append("name part must be no more than 63 characters")
     if not _QUALIFIED_NAME.match(name):
-        errs.append("name part " + _regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc"))
+        errs.append("name part " + regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc"))
     return errs
 
 
@@ -135,7 +136,7 @@ def label_value(value: str) -> list[str]:
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
     if not _LABEL_VALUE.match(value):
-        errs.append(_regex_error(
+        errs.append(regex_error(
             "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
             "and must start and end with an alphanumeric character",
             "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", "MyValue", "my_value", "12345"))
@@ -146,40 +147,53 @@ def _invalid(field: str, value: Any, msgs: list[str]) -> list[FieldError]:
     return [FieldError(ErrorType.INVALID, field, value, m) for m in msgs]
 
 
-def validate(meta: dict[str, Any], namespaced: bool) -> list[FieldError]:
-    """``ValidateObjectMetaAccessor(meta, namespaced, NameIsDNSSubdomain, "metadata")`` on create."""
+def subdomain_name(value: str, prefix: bool) -> list[str]:
+    """``NameIsDNSSubdomain``: a ``generateName`` (``prefix``) is checked with its trailing dash masked."""
+    return dns1123_subdomain(value[:-1] + "a" if prefix and value.endswith("-") else value)
+
+
+def path_segment_name(value: str, prefix: bool) -> list[str]:
+    """``path.ValidatePathSegmentName``: the names of embedded resources."""
+    if not prefix and value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{c}'" for c in "/%" if c in value]
+
+
+def validate(meta: dict[str, Any], namespaced: bool, prefix: str = "metadata",
+             name_check: Callable[[str, bool], list[str]] = subdomain_name) -> list[FieldError]:
+    """``ValidateObjectMetaAccessor(meta, namespaced, name_check, prefix)`` on create (DNS-subdomain
+    names for the object itself)."""
     errs: list[FieldError] = []
     generate = meta.get("generateName") or ""
     name = meta.get("name") or ""
     if generate:
-        masked = generate[:-1] + "a" if generate.endswith("-") else generate
-        errs += _invalid("metadata.generateName", generate, dns1123_subdomain(masked))
+        errs += _invalid(f"{prefix}.generateName", generate, name_check(generate, True))
     if not name:
-        errs.append(FieldError(ErrorType.REQUIRED, "metadata.name", "", "name or generateName is required"))
+        errs.append(FieldError(ErrorType.REQUIRED, f"{prefix}.name", "", "name or generateName is required"))
     else:
-        errs += _invalid("metadata.name", name, dns1123_subdomain(name))
+        errs += _invalid(f"{prefix}.name", name, name_check(name, False))
     namespace = meta.get("namespace") or ""
     if namespaced:
         if not namespace:
-            errs.append(FieldError(ErrorType.REQUIRED, "metadata.namespace", "", ""))
+            errs.append(FieldError(ErrorType.REQUIRED, f"{prefix}.namespace", "", ""))
         else:
-            errs += _invalid("metadata.namespace", namespace, dns1123_label(namespace))
+            errs += _invalid(f"{prefix}.namespace", namespace, dns1123_label(namespace))
     elif namespace:
-        errs.append(FieldError(ErrorType.FORBIDDEN, "metadata.namespace", "", "not allowed on this type"))
+        errs.append(FieldError(ErrorType.FORBIDDEN, f"{prefix}.namespace", "", "not allowed on this type"))
     generation = meta.get("generation")
     if isinstance(generation, (int, float)) and generation < 0:
-        errs.append(FieldError(ErrorType.INVALID, "metadata.generation", int(generation),
+        errs.append(FieldError(ErrorType.INVALID, f"{prefix}.generation", int(generation),
                                "must be greater than or equal to 0"))
     for key, value in (meta.get("labels") or {}).items():
-        errs += _invalid("metadata.labels", key, qualified_name(key))
-        errs += _invalid("metadata.labels", value or "", label_value(value or ""))
+        errs += _invalid(f"{prefix}.labels", key, qualified_name(key))
+        errs += _invalid(f"{prefix}.labels", value or "", label_value(value or ""))
     annotations = meta.get("annotations") or {}
     for key in annotations:
-        errs += _invalid("metadata.annotations", key, qualified_name(key.lower()))
+        errs += _invalid(f"{prefix}.annotations", key, qualified_name(key.lower()))
     size = sum(len(k.encode()) + len((v or "").encode()) for k, v in annotations.items())
     if size > _ANNOTATIONS_LIMIT:
-        errs.append(FieldError(ErrorType.TOO_LONG, "metadata.annotations", "<value omitted>",
+        errs.append(FieldError(ErrorType.TOO_LONG, f"{prefix}.annotations", "<value omitted>",
                                f"may not be more than {_ANNOTATIONS_LIMIT} bytes"))
     for finalizer in meta.get("finalizers") or []:
-        errs += _invalid("metadata.finalizers", finalizer or "", qualified_name(finalizer or ""))
+        errs += _invalid(f"{prefix}.finalizers", finalizer or "", qualified_name(finalizer or ""))
     return errs

@@ -4,15 +4,16 @@
 The order is the API server's (k8s.io/apiserver ``handlers/create.go``, apiextensions-apiserver's
 decoder and ``customResourceStrategy``):
 
-1. **decode**: ``metadata`` decoded into ObjectMeta (a value of the wrong type fails, 400); what
-   the structural schema does not describe is pruned, and with strict field validation (kubectl's
+1. **decode**: ``metadata`` decoded into ObjectMeta (a value of the wrong type fails, 400), and so
+   are embedded resources' (:mod:`apiserver.embedded`); what the structural schema does not
+   describe is pruned, and with strict field validation (kubectl's
    default ``--validate=strict``) each pruned path is an ``unknown field`` (400); ``--validate=warn``
    makes them warnings, ``ignore`` drops them silently; then ``null`` values the schema does not
    allow are dropped and the schema's defaults applied;
 2. **mutating webhooks** (converted to the webhook's version when registered for another one; its
    patch applied, then defaulted, converted back and pruned);
 3. **validation**: ObjectMeta (names, labels, annotations), the OpenAPI schema, the scale
-   subresource's replicas, list-type uniqueness, then the CEL rules (:mod:`apiserver.cel`) unless
+   subresource's replicas, embedded resources (:mod:`apiserver.embedded`), list-type uniqueness, then the CEL rules (:mod:`apiserver.cel`) unless
    an earlier error blocks them (422, ``Kind.group "name" is invalid: ...``);
 4. **validating webhooks**.
 
@@ -29,7 +30,7 @@ from typing import Any, Literal
 import jsonpatch
 import orjson
 
-from apiserver import admission, cel, crds, listtype, objectmeta, openapi, scale, structural
+from apiserver import admission, cel, crds, embedded, listtype, objectmeta, openapi, scale, structural
 from apiserver.admission import Hook, Service
 from apiserver.cluster import cluster_rules
 from apiserver.crds import GROUP, Version
@@ -186,6 +187,7 @@ def validation_errors(obj: JSONObject, version: Version) -> list[FieldError]:
     errs = objectmeta.validate(_meta(obj), version.namespaced)
     errs += openapi.validate(obj, schema)
     errs += scale.validate(obj, version.scale_replicas_path)
+    errs += embedded.validate(obj, schema)
     errs += listtype.validate(obj, schema)
     if version.has_rules:
         if _blocking(errs):
@@ -200,6 +202,11 @@ def _decode(obj: JSONObject, version: Version, validation: FieldValidation, out:
     for path in unknown:
         del obj["metadata"][path.removeprefix("metadata.")]
     unknown += coerce(obj, version)
+    try:
+        unknown += embedded.coerce(obj, version.schema)
+    except embedded.DecodeError as exc:
+        out.status = bad_request(version.kind, version.name, str(exc))
+        return False
     if unknown and validation == "strict":
         listed = ", ".join(f"unknown field {go_quote(p)}" for p in unknown)
         out.status = bad_request(version.kind, version.name, f"strict decoding error: {listed}")
@@ -256,5 +263,6 @@ def create(doc: JSONObject, service: Service, source: str = "-",
         out.status = internal_error(str(exc).removeprefix("Internal error occurred: "))
         return out
     out.allowed = True
+    coerce(mutated, version, defaults=False)  # what storage keeps: pruned, non-nullable nulls dropped
     out.stored = mutated
     return out

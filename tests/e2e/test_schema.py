@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.apiserver.test_embedded import CASES as EMBEDDED
 from tests.e2e.admission import create_raw, offline_review
 from tests.e2e.cluster import Cluster
 from tests.e2e.objects import PLURALS, in_namespace, namespace
@@ -133,12 +134,9 @@ def _cel_cases() -> list[tuple[str, Obj]]:
     return cases
 
 
-@pytest.mark.parametrize("case", _cel_cases(), ids=lambda c: c[0])
-def test_cel_rules_are_the_api_servers_and_lint_says_the_same(cluster: Cluster, ns: str, case: tuple[str, Obj]) -> None:
-    """Each CEL rule of the pinned CRDs, broken: the API server's Status (dry run, strict field validation)
-    is the one ``lint`` computes offline with :mod:`apiserver.cel`, causes in any order (the API server
-    walks maps in Go's random order)."""
-    _, obj = case
+def _same_answer(cluster: Cluster, obj: Obj) -> None:
+    """The API server's Status for a dry-run create of ``obj`` (strict field validation) is the one ``lint``
+    computes offline, causes in any order (the API server walks maps in Go's random order)."""
     group, version = obj["apiVersion"].split("/")
     code, body = cluster.cp.raw(
         "POST", f"/apis/{group}/{version}/namespaces/{NS}/{PLURALS[obj['kind']]}?dryRun=All&fieldValidation=Strict", obj)
@@ -155,3 +153,19 @@ def test_cel_rules_are_the_api_servers_and_lint_says_the_same(cluster: Cluster, 
     assert sorted(map(key, our_causes)) == sorted(map(key, causes)), status
     if len(causes) < 2:
         assert ours["message"] == status["message"]
+
+
+@pytest.mark.parametrize("case", _cel_cases(), ids=lambda c: c[0])
+def test_cel_rules_are_the_api_servers_and_lint_says_the_same(cluster: Cluster, ns: str, case: tuple[str, Obj]) -> None:
+    """Each CEL rule of the pinned CRDs, broken."""
+    _same_answer(cluster, case[1])
+
+
+@pytest.mark.parametrize("case", EMBEDDED, ids=[c[0] for c in EMBEDDED])
+def test_embedded_resources_are_the_api_servers_and_lint_says_the_same(cluster: Cluster, ns: str,
+                                                                       case: tuple[str, Any, int, str]) -> None:
+    """A DGDR's ``spec.overrides.dgd`` (an embedded resource) with a broken type or object meta; the same
+    documents' answers are kept verbatim in tests/apiserver/test_embedded.py."""
+    obj = in_namespace(yaml.safe_load((ROOT / "examples" / "manifests" / "dgdr-v1beta1.yaml").read_text()), NS, "p")
+    obj["spec"]["overrides"] = {"dgd": copy.deepcopy(case[1])}
+    _same_answer(cluster, obj)
