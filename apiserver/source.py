@@ -15,11 +15,38 @@ from typing import Any
 
 import yaml
 
+from gocompat.gotext import go_format_float
+
 PathKey = tuple[str | int, ...]
 
 
 class Loader(yaml.SafeLoader):
-    """Safe YAML loader that keeps timestamps as the strings the API server's JSON would hold."""
+    """Safe YAML loader that keeps timestamps as the strings the API server's JSON would hold, and
+    gives mapping keys the JSON names kubectl's YAML-to-JSON conversion gives them (integers and
+    floats as Go formats them, booleans as ``true``/``false``); any other key (null, a list, a
+    mapping) is an error there too."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        self.flatten_mapping(node)
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, (str, int, float)):
+                shown = "<nil>" if key is None else type(key).__name__
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"unsupported map key of type: {shown}", key_node.start_mark)
+            mapping[_json_key(key)] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
+def _json_key(key: str | int | float) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, float):
+        return go_format_float(key)
+    return key
 
 
 Loader.yaml_implicit_resolvers = {

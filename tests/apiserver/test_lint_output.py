@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -70,3 +71,19 @@ def test_any_bytes_get_an_answer(data: bytes) -> None:
         results = lint.check_files([str(path)], SERVICE)
         assert lint.exit_code(results) in (0, 1, 2)
         assert all(r.findings or r.verdict in ("accepted", "not-checked") for r in results)
+
+
+def test_mapping_keys_are_named_as_kubectl_names_them(tmp_path: Path) -> None:
+    """kubectl's YAML-to-JSON conversion writes integer and boolean keys as JSON strings (``1`` and ``true``
+    are two keys, not one) and refuses a null or a collection as a key."""
+    from apiserver.source import SourceError, documents
+
+    [doc] = documents("a: 1\n1: x\ntrue: y\n1.5: z\n", "f.yaml")
+    assert doc.body == {"a": 1, "1": "x", "true": "y", "1.5": "z"}
+    for text, where, kind in (("a: 1\n?\n", "2:2", "<nil>"), ("a:\n  [1]: 2\n", "2:3", "list")):
+        with pytest.raises(SourceError) as err:
+            documents(text, "f.yaml")
+        assert str(err.value) == f"f.yaml:{where}: not valid YAML or JSON: unsupported map key of type: {kind}"
+    bad = tmp_path / "null-key.yaml"
+    bad.write_text("apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\n?\n")
+    assert lint.exit_code(lint.check_files([str(bad)], SERVICE)) == 2
