@@ -188,7 +188,9 @@ def validation_errors(obj: JSONObject, version: Version) -> list[FieldError]:
 CEL_NOT_EVALUATED = "the CRD's x-kubernetes-validations (CEL) rules: not evaluated offline"
 
 
-def _decode(obj: JSONObject, version: Version, validation: FieldValidation, out: Outcome) -> bool:
+def decode(obj: JSONObject, version: Version, validation: FieldValidation, out: Outcome) -> bool:
+    """Strict decoding of ``obj`` (in place) per ``validation``: unknown fields pruned and, strict, a
+    400 in ``out.status`` (``False``); ``null`` values dropped and the schema's defaults applied."""
     unknown = objectmeta.unknown_fields(obj.get("metadata"))
     for path in unknown:
         del obj["metadata"][path.removeprefix("metadata.")]
@@ -203,17 +205,19 @@ def _decode(obj: JSONObject, version: Version, validation: FieldValidation, out:
     return True
 
 
-def create(doc: JSONObject, service: Service, source: str = "-",
-           validation: FieldValidation = "strict", namespace: str = DEFAULT_NAMESPACE) -> Outcome:
-    """The answer to ``kubectl create --dry-run=server`` of ``doc`` (an nvidia.com object)."""
+def before_webhooks(doc: JSONObject, source: str = "-", validation: FieldValidation = "strict",
+                    namespace: str = DEFAULT_NAMESPACE) -> tuple[Version | None, JSONObject | None, Outcome]:
+    """What a create of ``doc`` meets before any webhook: kubectl's no-match and ObjectMeta decoding,
+    the version's deprecation warning, the namespace, :func:`decode`. (the CRD version, the decoded
+    copy of ``doc``, the outcome so far); the copy is ``None`` when refused (``out`` says why)."""
     kind, api_version = str(doc.get("kind", "")), str(doc.get("apiVersion", ""))
     version = crds.lookup(api_version, kind)
     if version is None:
         ns = str(_meta(doc).get("namespace") or "")
-        return Outcome(False, client_error=no_match(kind, api_version, _name(doc), ns, source))
+        return None, None, Outcome(False, client_error=no_match(kind, api_version, _name(doc), ns, source))
     problem = objectmeta.decode_error(doc.get("metadata"))
     if problem is not None:
-        return Outcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}")
+        return version, None, Outcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}")
     obj = copy.deepcopy(doc)
     out = Outcome(False, skipped=cluster_rules(doc))
     if version.deprecation_warning:
@@ -226,9 +230,19 @@ def create(doc: JSONObject, service: Service, source: str = "-",
         if objectmeta.dns1123_label(ns):
             out.status = _status(404, "NotFound", f"namespaces {go_quote(ns)} not found",
                                  {"name": ns, "kind": "namespaces"})
-            return out
-    if not _decode(obj, version, validation, out):
+            return version, None, out
+    if not decode(obj, version, validation, out):
+        return version, None, out
+    return version, obj, out
+
+
+def create(doc: JSONObject, service: Service, source: str = "-",
+           validation: FieldValidation = "strict", namespace: str = DEFAULT_NAMESPACE) -> Outcome:
+    """The answer to ``kubectl create --dry-run=server`` of ``doc`` (an nvidia.com object)."""
+    version, obj, out = before_webhooks(doc, source, validation, namespace)
+    if version is None or obj is None:
         return out
+    kind = version.kind
     try:
         mutated = _mutate(obj, version, service, out)
         if mutated is None:

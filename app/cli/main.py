@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.cli import tool_args
+from app.cli.offline import OfflineService as OfflineService  # re-exported: the service lint runs
 from app.server.settings import Settings, add_settings_arguments, settings_from_args
 from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION
 
@@ -72,35 +73,6 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- lint
-
-
-class OfflineService:
-    """The service's own admission handlers and converter as the offline API-server pipeline calls them."""
-
-    def __init__(self, settings: Settings) -> None:
-        from app.review.webhooks import WEBHOOK_ROUTES
-        from domain.admission import AdmissionContext
-
-        self.ctx = AdmissionContext(settings=settings.admission_settings())
-        self.routes = {r.path: r for r in WEBHOOK_ROUTES}
-
-    def admit(self, path: str, review: JSONObject) -> JSONObject:
-        from app.review.dispatch import review_admission
-
-        route = self.routes[path]
-        outcome = review_admission(review, "mutate" if route.type == "mutate" else "validate", self.ctx,
-                                   route.expected_gvk)
-        response: JSONObject = outcome.response
-        return response
-
-    def convert(self, obj: JSONObject, api_version: str) -> JSONObject:
-        from app.review.dispatch import convert_one
-        from app.review.errors import ConversionFailure
-
-        try:
-            return convert_one(obj, 0, api_version)[0]
-        except ConversionFailure as exc:
-            raise ValueError(exc.message) from None
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
