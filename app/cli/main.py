@@ -48,6 +48,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     ctx = AdmissionContext(settings=settings.admission_settings())
     routes = {r.path: r for r in WEBHOOK_ROUTES}
     try:
+        if args.validate is not None and not args.apiserver:
+            raise InputError("--validate applies with --apiserver only")
         docs = load_documents(args.file)
         if len(docs) != 1:
             raise InputError(f"{args.file}: expected exactly one review, found {len(docs)} documents")
@@ -59,17 +61,36 @@ def cmd_review(args: argparse.Namespace) -> int:
                 f"`dynamo-webhook lint {args.file}` defaults and validates manifests as a CREATE"
             )
         if kind == "ConversionReview":
+            if args.apiserver:
+                raise InputError("--apiserver applies to AdmissionReviews: a ConversionReview holds stored objects")
             outcome = review_conversion(doc)
         else:
             route = routes.get(args.path)
             if route is None or route.type == "convert":
                 raise InputError(f"--path {args.path!r} is not an admission webhook path")
+            if args.apiserver:
+                return _review_behind_apiserver(doc, args)
             outcome = review_admission(doc, route.type, ctx, route.expected_gvk)
     except (InputError, BadRequest) as exc:
         print(f"dynamo-webhook review: {exc}", file=sys.stderr)
         return EXIT_USAGE
     dump([orjson.loads(outcome.body)], args.output, sys.stdout)
     return EXIT_OK if outcome.allowed else EXIT_FINDINGS
+
+
+def _review_behind_apiserver(doc: Any, args: argparse.Namespace) -> int:
+    from apiserver.request import NotModelled
+    from app.cli.documents import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, dump
+    from app.cli.offline import review_behind_apiserver
+    from app.review.errors import BadRequest
+
+    try:
+        answer, allowed = review_behind_apiserver(doc, args.path, args.validate or "strict", args.file)
+    except (BadRequest, NotModelled) as exc:
+        print(f"dynamo-webhook review: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    dump([answer], args.output, sys.stdout)
+    return EXIT_OK if allowed else EXIT_FINDINGS
 
 
 # --------------------------------------------------------------------------- lint
@@ -170,6 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("file", help="review file, or - for standard input")
     review.add_argument("--path", default="/validate", help="webhook path for AdmissionReviews")
     review.add_argument("-o", "--output", choices=["json", "yaml"], default="json", help="output format")
+    review.add_argument("--apiserver", action="store_true",
+                        help="first do to the review's objects what the API server does before calling that "
+                        "webhook (strict decoding, pruning, null dropping, schema defaults; before a validating "
+                        "webhook also the schema's validation); print its refusal instead when it refuses")
+    review.add_argument("--validate", choices=["strict", "warn", "ignore"], default=None,
+                        help="with --apiserver, unknown fields: refused, warned about, or dropped silently "
+                        "(as kubectl's --validate; default strict)")
     review.set_defaults(func=cmd_review)
 
     lint = sub.add_parser(
