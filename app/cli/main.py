@@ -231,7 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="API version to convert to")
     convert.add_argument("-o", "--output", choices=["yaml", "json"], default="yaml", help="output format")
     convert.add_argument("--check", action="store_true",
-                         help="prove every document round-trips; exit 1 naming the fields that would not")
+                         help="instead of converting, prove every document round-trips and, converted to --to, is "
+                         "accepted by the API server's create (as lint checks it); exit 1 naming the fields that "
+                         "would not round-trip or the API server's refusal")
     convert.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
     convert.set_defaults(func=cmd_convert)
 

@@ -1,5 +1,5 @@
-"""The service's own webhooks under the offline API server (:mod:`apiserver`), for ``lint`` and
-``review --apiserver``: one :class:`OfflineService` and one way to answer a
+"""The service's own webhooks under the offline API server (:mod:`apiserver`), for ``lint``,
+``review --apiserver`` and ``convert --check``: one :class:`OfflineService` and one way to answer a
 review behind the API server's steps.
 
 Importing this module loads neither the rules nor the review room: each function imports what it
