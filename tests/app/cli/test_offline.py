@@ -119,6 +119,11 @@ def test_an_update(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = _run(capsys, "--apiserver", _write(tmp_path, review))
     assert code == 1 and out["response"]["status"]["code"] == 400
     assert out["response"]["status"]["message"].endswith('strict decoding error: unknown field "spec.backendFramwork"')
+    code, out = _run(capsys, "--apiserver", "--validate", "warn", _write(tmp_path, review))
+    assert code == 1 and out["response"]["status"]["message"].endswith("is immutable and cannot be changed after creation")
+    assert out["response"]["warnings"] == ['unknown field "spec.backendFramwork"',
+                                           "Changing spec.backendFramework may cause unexpected behavior"], (
+        "the API server's warnings first, then the webhook's")
 
 
 def test_a_deprecated_version_warns(capsys: pytest.CaptureFixture[str]) -> None:
