@@ -13,8 +13,8 @@ decoder and ``customResourceStrategy``):
 2. **mutating webhooks** (converted to the webhook's version when registered for another one; its
    patch applied, then defaulted, converted back and pruned);
 3. **validation**: ObjectMeta (names, labels, annotations), the OpenAPI schema, the scale
-   subresource's replicas, embedded resources (:mod:`apiserver.embedded`), list-type uniqueness, then the CEL rules (:mod:`apiserver.cel`) unless
-   an earlier error blocks them (422, ``Kind.group "name" is invalid: ...``);
+   subresource's replicas, embedded resources (:mod:`apiserver.embedded`), list-type uniqueness,
+   then the CEL rules (:mod:`apiserver.cel`) unless an earlier error blocks them (422, ``Kind.group "name" is invalid: ...``);
 4. **validating webhooks**.
 
 The first step that refuses ends the pipeline, as in the API server.
@@ -180,9 +180,11 @@ BLOCKED = FieldError(
 )
 
 
-def validation_errors(obj: JSONObject, version: Version) -> list[FieldError]:
-    """``customResourceStrategy.Validate`` of a create: the CEL rules run unless an error of the
-    schema's blocks them."""
+def validation_errors(obj: JSONObject, version: Version, old: JSONObject | None = None,
+                      warnings: list[str] | None = None) -> list[FieldError]:
+    """``customResourceStrategy.Validate`` of a create, or of an update when ``old`` is given (for the
+    CEL rules only: transition rules run, and failures at unchanged values go to ``warnings``). The
+    CEL rules run unless an error of the schema's blocks them."""
     schema = version.schema
     errs = objectmeta.validate(_meta(obj), version.namespaced)
     errs += openapi.validate(obj, schema)
@@ -193,11 +195,17 @@ def validation_errors(obj: JSONObject, version: Version) -> list[FieldError]:
         if _blocking(errs):
             errs.append(BLOCKED)
         else:
-            errs += cel.validate(obj, schema).errors
+            result = cel.validate(obj, schema) if old is None else cel.validate(obj, schema, old)
+            errs += result.errors
+            if warnings is not None:
+                warnings += result.warnings
     return errs
 
 
-def _decode(obj: JSONObject, version: Version, validation: FieldValidation, out: Outcome) -> bool:
+def decode(obj: JSONObject, version: Version, validation: FieldValidation, out: Outcome) -> bool:
+    """Strict decoding of ``obj`` (in place) per ``validation``: embedded resources checked (a 400 when
+    one cannot be decoded), unknown fields pruned and, strict, a 400 in ``out.status`` (``False``);
+    ``null`` values dropped and the schema's defaults applied."""
     unknown = objectmeta.unknown_fields(obj.get("metadata"))
     for path in unknown:
         del obj["metadata"][path.removeprefix("metadata.")]
@@ -217,17 +225,19 @@ def _decode(obj: JSONObject, version: Version, validation: FieldValidation, out:
     return True
 
 
-def create(doc: JSONObject, service: Service, source: str = "-",
-           validation: FieldValidation = "strict", namespace: str = DEFAULT_NAMESPACE) -> Outcome:
-    """The answer to ``kubectl create --dry-run=server`` of ``doc`` (an nvidia.com object)."""
+def before_webhooks(doc: JSONObject, source: str = "-", validation: FieldValidation = "strict",
+                    namespace: str = DEFAULT_NAMESPACE) -> tuple[Version | None, JSONObject | None, Outcome]:
+    """What a create of ``doc`` meets before any webhook: kubectl's no-match and ObjectMeta decoding,
+    the version's deprecation warning, the namespace, :func:`decode`. (the CRD version, the decoded
+    copy of ``doc``, the outcome so far); the copy is ``None`` when refused (``out`` says why)."""
     kind, api_version = str(doc.get("kind", "")), str(doc.get("apiVersion", ""))
     version = crds.lookup(api_version, kind)
     if version is None:
         ns = str(_meta(doc).get("namespace") or "")
-        return Outcome(False, client_error=no_match(kind, api_version, _name(doc), ns, source))
+        return None, None, Outcome(False, client_error=no_match(kind, api_version, _name(doc), ns, source))
     problem = objectmeta.decode_error(doc.get("metadata"))
     if problem is not None:
-        return Outcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}")
+        return version, None, Outcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}")
     obj = copy.deepcopy(doc)
     out = Outcome(False, skipped=cluster_rules(doc))
     if version.deprecation_warning:
@@ -240,9 +250,19 @@ def create(doc: JSONObject, service: Service, source: str = "-",
         if objectmeta.dns1123_label(ns):
             out.status = _status(404, "NotFound", f"namespaces {go_quote(ns)} not found",
                                  {"name": ns, "kind": "namespaces"})
-            return out
-    if not _decode(obj, version, validation, out):
+            return version, None, out
+    if not decode(obj, version, validation, out):
+        return version, None, out
+    return version, obj, out
+
+
+def create(doc: JSONObject, service: Service, source: str = "-",
+           validation: FieldValidation = "strict", namespace: str = DEFAULT_NAMESPACE) -> Outcome:
+    """The answer to ``kubectl create --dry-run=server`` of ``doc`` (an nvidia.com object)."""
+    version, obj, out = before_webhooks(doc, source, validation, namespace)
+    if version is None or obj is None:
         return out
+    kind = version.kind
     try:
         mutated = _mutate(obj, version, service, out)
         if mutated is None:

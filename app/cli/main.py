@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.cli import tool_args
+from app.cli.offline import OfflineService as OfflineService  # re-exported: the service lint runs
 from app.server.settings import Settings, add_settings_arguments, settings_from_args
 from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION
 
@@ -47,6 +48,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     ctx = AdmissionContext(settings=settings.admission_settings())
     routes = {r.path: r for r in WEBHOOK_ROUTES}
     try:
+        if args.validate is not None and not args.apiserver:
+            raise InputError("--validate applies with --apiserver only")
         docs = load_documents(args.file)
         if len(docs) != 1:
             raise InputError(f"{args.file}: expected exactly one review, found {len(docs)} documents")
@@ -58,11 +61,15 @@ def cmd_review(args: argparse.Namespace) -> int:
                 f"`dynamo-webhook lint {args.file}` defaults and validates manifests as a CREATE"
             )
         if kind == "ConversionReview":
+            if args.apiserver:
+                raise InputError("--apiserver applies to AdmissionReviews: a ConversionReview holds stored objects")
             outcome = review_conversion(doc)
         else:
             route = routes.get(args.path)
             if route is None or route.type == "convert":
                 raise InputError(f"--path {args.path!r} is not an admission webhook path")
+            if args.apiserver:
+                return _review_behind_apiserver(doc, args)
             outcome = review_admission(doc, route.type, ctx, route.expected_gvk)
     except (InputError, BadRequest) as exc:
         print(f"dynamo-webhook review: {exc}", file=sys.stderr)
@@ -71,36 +78,22 @@ def cmd_review(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.allowed else EXIT_FINDINGS
 
 
+def _review_behind_apiserver(doc: Any, args: argparse.Namespace) -> int:
+    from apiserver.request import NotModelled
+    from app.cli.documents import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, dump
+    from app.cli.offline import review_behind_apiserver
+    from app.review.errors import BadRequest
+
+    try:
+        answer, allowed = review_behind_apiserver(doc, args.path, args.validate or "strict", args.file)
+    except (BadRequest, NotModelled) as exc:
+        print(f"dynamo-webhook review: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    dump([answer], args.output, sys.stdout)
+    return EXIT_OK if allowed else EXIT_FINDINGS
+
+
 # --------------------------------------------------------------------------- lint
-
-
-class OfflineService:
-    """The service's own admission handlers and converter as the offline API-server pipeline calls them."""
-
-    def __init__(self, settings: Settings) -> None:
-        from app.review.webhooks import WEBHOOK_ROUTES
-        from domain.admission import AdmissionContext
-
-        self.ctx = AdmissionContext(settings=settings.admission_settings())
-        self.routes = {r.path: r for r in WEBHOOK_ROUTES}
-
-    def admit(self, path: str, review: JSONObject) -> JSONObject:
-        from app.review.dispatch import review_admission
-
-        route = self.routes[path]
-        outcome = review_admission(review, "mutate" if route.type == "mutate" else "validate", self.ctx,
-                                   route.expected_gvk)
-        response: JSONObject = outcome.response
-        return response
-
-    def convert(self, obj: JSONObject, api_version: str) -> JSONObject:
-        from app.review.dispatch import convert_one
-        from app.review.errors import ConversionFailure
-
-        try:
-            return convert_one(obj, 0, api_version)[0]
-        except ConversionFailure as exc:
-            raise ValueError(exc.message) from None
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
@@ -198,6 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("file", help="review file, or - for standard input")
     review.add_argument("--path", default="/validate", help="webhook path for AdmissionReviews")
     review.add_argument("-o", "--output", choices=["json", "yaml"], default="json", help="output format")
+    review.add_argument("--apiserver", action="store_true",
+                        help="first do to the review's objects what the API server does before calling that "
+                        "webhook (strict decoding, pruning, null dropping, schema defaults; before a validating "
+                        "webhook also the schema's validation); print its refusal instead when it refuses")
+    review.add_argument("--validate", choices=["strict", "warn", "ignore"], default=None,
+                        help="with --apiserver, unknown fields: refused, warned about, or dropped silently "
+                        "(as kubectl's --validate; default strict)")
     review.set_defaults(func=cmd_review)
 
     lint = sub.add_parser(
@@ -231,7 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="API version to convert to")
     convert.add_argument("-o", "--output", choices=["yaml", "json"], default="yaml", help="output format")
     convert.add_argument("--check", action="store_true",
-                         help="prove every document round-trips; exit 1 naming the fields that would not")
+                         help="instead of converting, prove every document round-trips and, converted to --to, is "
+                         "accepted by the API server's create (as lint checks it); exit 1 naming the fields that "
+                         "would not round-trip or the API server's refusal")
     convert.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
     convert.set_defaults(func=cmd_convert)
 

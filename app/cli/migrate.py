@@ -1,4 +1,6 @@
-"""``dynamo-webhook convert``: offline manifest migration and round-trip checks."""
+"""``dynamo-webhook convert``: offline manifest migration and its checks: each document round-trips,
+and, converted to ``--to``, is one the API server's create accepts (:func:`apiserver.pipeline.create`
+with the service's own webhooks, as ``lint`` runs it)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from typing import Any, TextIO
 
 import orjson
 
+from apiserver import pipeline
+from apiserver.admission import Service
 from app.cli.documents import EXIT_FINDINGS, EXIT_OK, Document, dump, is_dynamo
 from app.review.errors import ConversionFailure
 from app.review.roundtrip import CONVERTIBLE, VERSIONS, convert_one, other_version, roundtrip_problems
@@ -52,10 +56,29 @@ def payload_report(body: dict[str, Any]) -> list[str]:
     return lines
 
 
+def refusal(doc: Document, converted: dict[str, Any], service: Service) -> str | None:
+    """What the API server answers a create of ``converted`` (``doc`` in the target version) when it
+    refuses it: its Status's message, or kubectl's own refusal; ``None`` when it accepts it."""
+    outcome = pipeline.create(converted, service, doc.source)
+    if outcome.allowed:
+        return None
+    if outcome.client_error is not None:
+        return outcome.client_error.replace("\n", "; ")
+    return str((outcome.status or {}).get("message", ""))
+
+
 def migrate(docs: Sequence[Document], to: str, *, check: bool, output: str, report: bool,
-            out: TextIO | None = None, err: TextIO | None = None) -> int:
+            out: TextIO | None = None, err: TextIO | None = None, service: Service | None = None) -> int:
+    """Convert ``docs`` to ``to`` and write them; ``check``: instead prove each round-trips and, in
+    ``to``, is accepted by the API server's create under ``service`` (the service's own webhooks
+    with default settings when ``None``)."""
     out = out or sys.stdout
     err = err or sys.stderr
+    if check and service is None:
+        from app.cli.offline import OfflineService
+        from app.server.settings import Settings
+
+        service = OfflineService(Settings())
     results: list[Any] = []
     failed = 0
     for doc in docs:
@@ -74,6 +97,13 @@ def migrate(docs: Sequence[Document], to: str, *, check: bool, output: str, repo
                     err.write(f"{label}: does not round-trip: {', '.join(problems)}\n")
                 elif report:
                     err.write(f"{label}: round-trips through {other_version(str(body['apiVersion']))}\n")
+                assert service is not None
+                refused = refusal(doc, convert_one(body, to), service)
+                if refused is not None:
+                    failed += 1
+                    err.write(f"{label}: the API server refuses it as {to}: {refused}\n")
+                elif report:
+                    err.write(f"{label}: the API server accepts it as {to}\n")
                 continue
             converted = convert_one(body, to)
         except ConversionFailure as exc:

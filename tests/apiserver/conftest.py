@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.cli.main import OfflineService
+from app.cli.offline import OfflineService
 from app.server.settings import Settings
 
 

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apiserver import lint, report
-from app.cli.main import OfflineService, main
+from app.cli.main import main
+from app.cli.offline import OfflineService
 from app.server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

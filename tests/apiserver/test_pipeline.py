@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from apiserver import pipeline
-from app.cli.main import OfflineService
+from app.cli.offline import OfflineService
 
 ROOT = Path(__file__).resolve().parents[2]
 Obj = dict[str, Any]

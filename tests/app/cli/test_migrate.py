@@ -1,5 +1,6 @@
-"""``dynamo-webhook convert``: migration of real manifests, order and pass-through, --check,
-and the report of what moved into payload annotations."""
+"""``dynamo-webhook convert``: migration of real manifests, order and pass-through, --check (the round
+trip, and the API server's create of the converted document), and the report of what moved into
+payload annotations."""
 
 from __future__ import annotations
 
@@ -17,14 +18,53 @@ from app.cli.main import main
 from app.cli.migrate import migrate
 
 ROOT = Path(__file__).resolve().parents[3]
-MANIFESTS = sorted((ROOT / "examples" / "manifests").glob("*.yaml")) + sorted(
-    (ROOT / "tests" / "fixtures" / "conversion").rglob("*.yaml")
-)
+EXAMPLES = sorted((ROOT / "examples" / "manifests").glob("*.yaml"))
+MANIFESTS = EXAMPLES + sorted((ROOT / "tests" / "fixtures" / "conversion").rglob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: p.name)
 def test_every_manifest_round_trips(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["convert", "--check", str(path)]) == 0, capsys.readouterr().err
+    # Several upstream manifests name placeholder images without a version tag, which the webhook
+    # refuses without a runtimeVersionOverride: --check says so, and exits 1, for those.
+    code = main(["convert", "--check", str(path)])
+    lines = capsys.readouterr().err.splitlines()
+    assert not [line for line in lines if "does not round-trip" in line or "conversion failed" in line]
+    verdicts = [line for line in lines if ": the API server " in line]
+    assert len(verdicts) == len([line for line in lines if "round-trips through" in line])
+    assert code == (1 if any("the API server refuses it" in line for line in verdicts) else 0)
+
+
+@pytest.mark.parametrize("to", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_is_accepted_in_either_version(path: Path, to: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", "--check", "--to", to, str(path)]) == 0, capsys.readouterr().err
+
+
+def test_check_reports_a_converted_document_the_api_server_refuses(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A v1alpha1 service key may be any string; a v1beta1 component name must match a pattern. The
+    document is accepted as written, round-trips, and is refused once converted."""
+    plain = yaml.safe_load((ROOT / "examples/manifests/dgd-agg-v1alpha1.yaml").read_text())
+    underscored = yaml.safe_load((ROOT / "examples/manifests/dgd-agg-v1alpha1.yaml").read_text())
+    underscored["spec"]["services"]["vllm_worker"] = underscored["spec"]["services"].pop("Worker")
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump_all([underscored, plain]))
+    assert main(["lint", str(path)]) == 0, "as written, in v1alpha1, both are accepted"
+    capsys.readouterr()
+    assert main(["convert", "--check", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{path}:0 DynamoGraphDeployment/llama-agg: round-trips through nvidia.com/v1beta1",
+        f"{path}:0 DynamoGraphDeployment/llama-agg: the API server refuses it as nvidia.com/v1beta1: "
+        'DynamoGraphDeployment.nvidia.com "llama-agg" is invalid: spec.components[1].name: Invalid value: '
+        '"vllm_worker": spec.components[1].name in body should match \'^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$\'',
+        f"{path}:1 DynamoGraphDeployment/llama-agg: round-trips through nvidia.com/v1beta1",
+        f"{path}:1 DynamoGraphDeployment/llama-agg: the API server accepts it as nvidia.com/v1beta1",
+    ]
+    assert main(["convert", "--check", "-q", str(path)]) == 1
+    assert [line.split(": ", 2)[1] for line in capsys.readouterr().err.splitlines()] == [
+        "the API server refuses it as nvidia.com/v1beta1"], "-q keeps the refusals only"
+    assert main(["convert", "--check", "--to", "nvidia.com/v1alpha1", "-q", str(path)]) == 0
 
 
 @pytest.mark.parametrize("to", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
@@ -87,3 +127,22 @@ def test_conversion_failure_is_reported_and_exits_1(capsys: pytest.CaptureFixtur
                                     "spec": {"components": [{"name": "a"}, {"name": "a"}]}}))
     assert main(["convert", "--to", "nvidia.com/v1alpha1", str(path)]) == 1
     assert 'duplicate component name "a"' in capsys.readouterr().err
+
+
+def test_check_runs_the_webhooks_with_default_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    """Feature gates off, as lint's defaults: a checkpoint is refused by the webhook."""
+    path = ROOT / "tests/fixtures/conversion/manifests/v1beta1__DynamoGraphDeployment__qwen3-0-6b-trtllm-snapshot-restore.yaml"
+    assert main(["convert", "--check", "-q", str(path)]) == 1
+    assert "checkpoint: Forbidden: checkpoint functionality is disabled in the operator configuration" in (
+        capsys.readouterr().err)
+
+
+def test_check_reports_kubectls_own_refusal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = yaml.safe_load((ROOT / "examples/manifests/dgd-agg-v1alpha1.yaml").read_text())
+    body["metadata"]["labels"] = {"a": 1}
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump(body))
+    assert main(["convert", "--check", "-q", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"{path}:0 DynamoGraphDeployment/llama-agg: the API server refuses it as nvidia.com/v1beta1: unable to decode "
+        f'"{path}": json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string\n')
