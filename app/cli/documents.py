@@ -71,10 +71,6 @@ class Document:
     body: Any
 
     @property
-    def label(self) -> str:
-        return f"{self.source}:{self.index}"
-
-    @property
     def ident(self) -> str:
         if not isinstance(self.body, dict):
             return "(not an object)"

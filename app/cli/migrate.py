@@ -83,7 +83,7 @@ def migrate(docs: Sequence[Document], to: str, *, check: bool, output: str, repo
     failed = 0
     for doc in docs:
         body = doc.body
-        label = f"{doc.label} {doc.ident}"
+        label = f"{doc.source}: {doc.ident} (document {doc.index + 1})"
         if not convertible(body):
             results.append(body)
             if report and is_dynamo(body):

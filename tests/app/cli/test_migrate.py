@@ -54,15 +54,15 @@ def test_check_reports_a_converted_document_the_api_server_refuses(tmp_path: Pat
     capsys.readouterr()
     assert main(["convert", "--check", str(path)]) == 1
     assert capsys.readouterr().err.splitlines() == [
-        f"{path}:0 DynamoGraphDeployment/llama-agg: round-trips through nvidia.com/v1beta1",
-        f"{path}:0 DynamoGraphDeployment/llama-agg: the API server refuses it as nvidia.com/v1beta1: "
+        f"{path}: DynamoGraphDeployment/llama-agg (document 1): round-trips through nvidia.com/v1beta1",
+        f"{path}: DynamoGraphDeployment/llama-agg (document 1): the API server refuses it as nvidia.com/v1beta1: "
         'DynamoGraphDeployment.nvidia.com "llama-agg" is invalid: spec.components[1].name: Invalid value: '
         '"vllm_worker": spec.components[1].name in body should match \'^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$\'',
-        f"{path}:1 DynamoGraphDeployment/llama-agg: round-trips through nvidia.com/v1beta1",
-        f"{path}:1 DynamoGraphDeployment/llama-agg: the API server accepts it as nvidia.com/v1beta1",
+        f"{path}: DynamoGraphDeployment/llama-agg (document 2): round-trips through nvidia.com/v1beta1",
+        f"{path}: DynamoGraphDeployment/llama-agg (document 2): the API server accepts it as nvidia.com/v1beta1",
     ]
     assert main(["convert", "--check", "-q", str(path)]) == 1
-    assert [line.split(": ", 2)[1] for line in capsys.readouterr().err.splitlines()] == [
+    assert [line.split(": ", 3)[2] for line in capsys.readouterr().err.splitlines()] == [
         "the API server refuses it as nvidia.com/v1beta1"], "-q keeps the refusals only"
     assert main(["convert", "--check", "--to", "nvidia.com/v1alpha1", "-q", str(path)]) == 0
 
@@ -115,7 +115,7 @@ def test_check_names_fields_that_do_not_round_trip(monkeypatch: pytest.MonkeyPat
                    out=io.StringIO(), err=err)
     assert code == 1
     text = err.getvalue()
-    assert "m.yaml:0 DynamoGraphDeployment/llama-agg: does not round-trip:" in text
+    assert "m.yaml: DynamoGraphDeployment/llama-agg (document 1): does not round-trip:" in text
     assert "spec.backendFramework" in text
     assert "replicas" in text
 
@@ -144,5 +144,5 @@ def test_check_reports_kubectls_own_refusal(tmp_path: Path, capsys: pytest.Captu
     path.write_text(yaml.safe_dump(body))
     assert main(["convert", "--check", "-q", str(path)]) == 1
     assert capsys.readouterr().err == (
-        f"{path}:0 DynamoGraphDeployment/llama-agg: the API server refuses it as nvidia.com/v1beta1: unable to decode "
+        f"{path}: DynamoGraphDeployment/llama-agg (document 1): the API server refuses it as nvidia.com/v1beta1: unable to decode "
         f'"{path}": json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string\n')
