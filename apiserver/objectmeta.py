@@ -76,10 +76,16 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
-def dns1123_subdomain(value: str) -> list[str]:
+def _max_len(limit: int, unit: str) -> str:
+    """apimachinery's ``MaxLenError``: ``util/validation``'s (names, namespaces) counts characters,
+    ``api/validate/content``'s (label keys and values, qualified names) bytes."""
+    return f"must be no more than {limit} {unit}"
+
+
+def dns1123_subdomain(value: str, unit: str = "characters") -> list[str]:
     errs = []
-    if len(value) > 253:
-        errs.append("must be no more than 253 characters")
+    if len(value.encode()) > 253:
+        errs.append(_max_len(253, unit))
     if not _DNS1123_SUBDOMAIN.match(value):
         errs.append(_regex_error(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
@@ -90,9 +96,11 @@ def dns1123_subdomain(value: str) -> list[str]:
 
 def dns1123_label(value: str) -> list[str]:
     errs = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL.match(value):
+    if len(value.encode()) > 63:
+        errs.append(_max_len(63, "characters"))
+    if _DNS1123_SUBDOMAIN.match(value) and not _DNS1123_LABEL.match(value):
+        errs.append("must not contain dots")
+    elif not _DNS1123_LABEL.match(value):
         errs.append(_regex_error(
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
             "and must start and end with an alphanumeric character",
@@ -106,6 +114,7 @@ _QUALIFIED_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 
 
 def qualified_name(value: str) -> list[str]:
+    """``content.IsLabelKey`` (``IsQualifiedName``): an optional DNS-subdomain prefix and a name."""
     errs: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -115,25 +124,26 @@ def qualified_name(value: str) -> list[str]:
         if not prefix:
             errs.append("prefix part must be non-empty")
         else:
-            errs += [f"prefix part {m}" for m in dns1123_subdomain(prefix)]
+            errs += [f"prefix part {m}" for m in dns1123_subdomain(prefix, "bytes")]
     else:
         return [
-            "a qualified name " + _regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
+            "a valid label key " + _regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     if not name:
         errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
+    elif len(name.encode()) > 63:
+        errs.append("name part " + _max_len(63, "bytes"))
     if not _QUALIFIED_NAME.match(name):
         errs.append("name part " + _regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc"))
     return errs
 
 
 def label_value(value: str) -> list[str]:
+    """``content.IsLabelValue``."""
     errs = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
+    if len(value.encode()) > 63:
+        errs.append(_max_len(63, "bytes"))
     if not _LABEL_VALUE.match(value):
         errs.append(_regex_error(
             "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "

@@ -103,6 +103,29 @@ def test_metadata(service: OfflineService) -> None:
     assert _message(service, extra).endswith('strict decoding error: unknown field "metadata.foo"')
 
 
+@pytest.mark.parametrize(("labels", "expected"), [
+    ({"app": "v" * 64}, 'metadata.labels: Invalid value: "' + "v" * 64 + '": must be no more than 63 bytes'),
+    ({"example.com/" + "k" * 64: "v"},
+     'metadata.labels: Invalid value: "example.com/' + "k" * 64 + '": name part must be no more than 63 bytes'),
+    ({"a/b/c": "v"}, "metadata.labels: Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric "
+     "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or "
+     "'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an "
+     "optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"),
+])
+def test_label_keys_and_values_are_measured_in_bytes(service: OfflineService, labels: dict[str, str],
+                                                     expected: str) -> None:
+    """apimachinery's ``content`` validators (label keys and values, since v1.34) count bytes and call a
+    key of three parts a label key; names keep ``util/validation``'s characters."""
+    doc = _example("dgdsa-v1beta1.yaml")
+    doc["metadata"]["labels"] = labels
+    assert _message(service, doc) == f'DynamoGraphDeploymentScalingAdapter.nvidia.com "llama-agg-worker" is invalid: {expected}'
+    doc["metadata"]["name"] = "x" * 254
+    del doc["metadata"]["labels"]
+    assert _message(service, doc).startswith(
+        'DynamoGraphDeploymentScalingAdapter.nvidia.com "' + "x" * 254 + '" is invalid: metadata.name: Invalid value: "'
+        + "x" * 254 + '": must be no more than 253 characters')
+
+
 def test_an_unknown_kind_is_kubectls_no_match(service: OfflineService) -> None:
     doc = _example("dgdsa-v1beta1.yaml")
     doc["kind"] = "DynamoGraphDeploy"
