@@ -154,9 +154,10 @@ def _mutate(obj: JSONObject, version: Version, service: Service, out: Outcome) -
             out.defaulted += ops
             patched = jsonpatch.apply_patch(sent, ops)
             target = _hook_version(hook, version)
-            coerce(patched, target)
+            # The patched object is decoded and defaulted, not pruned: a null the patch writes where the
+            # schema allows none stays, for the validation to refuse.
+            structural.apply_defaults(patched, target.schema)
             obj = patched if target is version else _convert(patched, version, service)
-            coerce(obj, version, defaults=False)
     return obj
 
 
@@ -251,5 +252,6 @@ def create(doc: JSONObject, service: Service, source: str = "-",
         out.status = _status(500, "InternalError", str(exc))
         return out
     out.allowed = True
+    structural.prune(mutated, version.schema)  # the storage's decoding
     out.stored = mutated
     return out

@@ -158,3 +158,17 @@ def test_an_epp_component_reports_the_cluster_lookup_as_skipped(service: Offline
     doc["spec"]["components"][0]["type"] = "epp"
     out = pipeline.create(doc, service)
     assert any("InferencePool" in s for s in out.skipped)
+
+
+def test_a_null_the_mutating_webhook_writes_is_validated_not_dropped(service: OfflineService) -> None:
+    """The defaulter writes the object whole (``containers: null`` for a pod spec without containers);
+    the API server decodes and defaults the patched object without dropping nulls, so the schema
+    refuses it."""
+    doc = _example("dgd-agg-v1beta1.yaml")
+    del doc["spec"]["components"][0]["podTemplate"]["spec"]["containers"]
+    assert _message(service, doc) == (
+        'DynamoGraphDeployment.nvidia.com "llama-agg" is invalid: [spec.components[0].podTemplate.spec.containers: '
+        'Invalid value: "null": spec.components[0].podTemplate.spec.containers in body must be of type array: '
+        '"null", <nil>: Invalid value: null: some validation rules were not checked because the object was '
+        'invalid; correct the existing errors to complete validation]')
+
