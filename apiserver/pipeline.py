@@ -35,6 +35,7 @@ from apiserver.cluster import cluster_rules
 from apiserver.crds import GROUP, Version
 from gocompat.fielderrors import ErrorType, FieldError, aggregate_message
 from gocompat.gotext import go_quote
+from gocompat.jsonvalue import sorted_copy
 
 JSONObject = dict[str, Any]
 FieldValidation = Literal["strict", "warn", "ignore"]
@@ -116,7 +117,7 @@ def _convert(obj: JSONObject, to: Version, service: Service) -> JSONObject:
     if obj.get("apiVersion") == to.api_version:
         return obj
     try:
-        out = service.convert(obj, to.api_version)
+        out = service.convert(sorted_copy(obj), to.api_version)
     except Exception as exc:
         raise ConversionFailed(
             f"Internal error occurred: Internal error occurred: conversion webhook for {obj.get('apiVersion')}, "
@@ -136,9 +137,11 @@ def _hook_version(hook: Hook, version: Version) -> Version:
 
 
 def _call(hook: Hook, obj: JSONObject, version: Version, service: Service) -> tuple[JSONObject, JSONObject]:
-    """(the object in the hook's version, the hook's response)."""
+    """(the object in the hook's version, the hook's response). The object is sent as the API server
+    encodes it, with every map's keys sorted: a webhook that reports only the first problem it meets
+    meets them in that order."""
     target = _hook_version(hook, version)
-    sent = _convert(obj, target, service)
+    sent = sorted_copy(_convert(obj, target, service))
     return sent, service.admit(hook.path, admission.review(sent, hook, version.name, version.plural))
 
 

@@ -172,3 +172,12 @@ def test_a_null_the_mutating_webhook_writes_is_validated_not_dropped(service: Of
         '"null", <nil>: Invalid value: null: some validation rules were not checked because the object was '
         'invalid; correct the existing errors to complete validation]')
 
+
+def test_webhooks_get_the_object_with_its_keys_sorted(service: OfflineService) -> None:
+    """The API server encodes the object it sends with every map's keys sorted; a webhook that names only
+    the first problem it meets (the defaulter's typed decode) names the first in that order."""
+    doc = _example("dcd-v1beta1.yaml")
+    container = doc["spec"]["podTemplate"]["spec"]["containers"][0]
+    container["name"], container["image"] = 1, 2
+    assert _message(service, doc).endswith("request.object.spec.podTemplate.spec.containers[0].image: "
+                                           "expected string, got integer")
