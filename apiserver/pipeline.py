@@ -139,9 +139,11 @@ def _hook_version(hook: Hook, version: Version) -> Version:
 def _call(hook: Hook, obj: JSONObject, version: Version, service: Service) -> tuple[JSONObject, JSONObject]:
     """(the object in the hook's version, the hook's response). The object is sent as the API server
     encodes it, with every map's keys sorted: a webhook that reports only the first problem it meets
-    meets them in that order."""
+    meets them in that order. An object whose kind is not the CRD's (written in lower case) is sent
+    with the CRD's (``ConvertToGVK`` sets it), and keeps it when the webhook patches it."""
     target = _hook_version(hook, version)
     sent = sorted_copy(_convert(obj, target, service))
+    sent["kind"] = version.kind
     return sent, service.admit(hook.path, admission.review(sent, hook, version.name, version.plural))
 
 
@@ -189,14 +191,27 @@ def validation_errors(obj: JSONObject, version: Version) -> list[FieldError]:
     return errs
 
 
+def kind_errors(obj: JSONObject, version: Version, out: Outcome) -> list[FieldError]:
+    """``customResourceStrategy.Validate`` of an object whose kind is not the CRD's (kubectl maps the
+    kind in lower case too): ``ValidateTypeMeta``'s error replaces ObjectMeta, schema and scale
+    validation; list types are still checked, and the CEL rules run (the error does not block them)."""
+    if version.has_rules:
+        out.skipped.append(CEL_NOT_EVALUATED)
+    errs = [FieldError(ErrorType.INVALID, "kind", obj.get("kind"), f"must be {version.kind}")]
+    return errs + listtype.validate(obj, version.schema)
+
+
 CEL_NOT_EVALUATED = "the CRD's x-kubernetes-validations (CEL) rules: not evaluated offline"
 
 
 def _decode(obj: JSONObject, version: Version, validation: FieldValidation, out: Outcome) -> bool:
+    """The decoder's schema coercion: ``metadata``'s unknown members, then (only for an object of the
+    CRD's own kind, as ``unstructuredSchemaCoercer`` compares them) pruning, nulls and defaults."""
     unknown = objectmeta.unknown_fields(obj.get("metadata"))
     for path in unknown:
         del obj["metadata"][path.removeprefix("metadata.")]
-    unknown += coerce(obj, version)
+    if obj.get("kind") == version.kind:
+        unknown += coerce(obj, version)
     if unknown and validation == "strict":
         listed = ", ".join(f"unknown field {go_quote(p)}" for p in unknown)
         out.status = bad_request(version.kind, version.name, f"strict decoding error: {listed}")
@@ -211,7 +226,7 @@ def create(doc: JSONObject, service: Service, source: str = "-",
            validation: FieldValidation = "strict", namespace: str = DEFAULT_NAMESPACE) -> Outcome:
     """The answer to ``kubectl create --dry-run=server`` of ``doc`` (an nvidia.com object)."""
     kind, api_version = str(doc.get("kind", "")), str(doc.get("apiVersion", ""))
-    version = crds.lookup(api_version, kind)
+    version = crds.mapping(api_version, kind)
     if version is None:
         ns = str(_meta(doc).get("namespace") or "")
         return Outcome(False, client_error=no_match(kind, api_version, _name(doc), ns, source))
@@ -239,7 +254,9 @@ def create(doc: JSONObject, service: Service, source: str = "-",
             return out
         if version.has_status:
             mutated.pop("status", None)
-        errs = validation_errors(mutated, version)
+        # The kind as the mutating webhooks left it: the service's patches write the object whole.
+        kind = str(mutated.get("kind", ""))
+        errs = validation_errors(mutated, version) if kind == version.kind else kind_errors(mutated, version, out)
         if version.has_rules and not errs:
             out.skipped.append(CEL_NOT_EVALUATED)
         if errs:

@@ -160,6 +160,31 @@ def test_an_epp_component_reports_the_cluster_lookup_as_skipped(service: Offline
     assert any("InferencePool" in s for s in out.skipped)
 
 
+def test_a_kind_in_lower_case_is_mapped_by_kubectl(service: OfflineService) -> None:
+    """kubectl's RESTMapper knows each kind in lower case too, so the object is sent as written; the
+    API server's decoder then neither prunes nor defaults it (its kind is not the CRD's), each webhook
+    gets it with the CRD's kind, which a patch keeps; without a patch the validation refuses the kind,
+    and the conversion webhook refuses a kind it does not know."""
+    dgd = _example("dgd-agg-v1beta1.yaml")
+    dgd["kind"] = "dynamographdeployment"
+    dgd["spec"]["bogus"] = 1
+    out = pipeline.create(dgd, service)
+    assert out.allowed and out.stored is not None
+    assert out.stored["kind"] == "DynamoGraphDeployment" and "bogus" not in out.stored["spec"]
+    dcd = _example("dcd-v1beta1.yaml")
+    dcd["kind"] = "dynamocomponentdeployment"
+    assert _message(service, dcd) == ('dynamocomponentdeployment.nvidia.com "decode-worker" is invalid: kind: '
+                                      'Invalid value: "dynamocomponentdeployment": must be DynamoComponentDeployment')
+    alpha = _example("dgd-agg-v1alpha1.yaml")
+    alpha["kind"] = "dynamographdeployment"
+    assert _message(service, alpha).startswith(
+        "Internal error occurred: Internal error occurred: conversion webhook for nvidia.com/v1alpha1, "
+        "Kind=dynamographdeployment failed: unsupported kind 'dynamographdeployment'")
+    mixed = _example("dgd-agg-v1beta1.yaml")
+    mixed["kind"] = "dynamoGraphDeployment"
+    assert _message(service, mixed).startswith("resource mapping not found")
+
+
 def test_a_null_the_mutating_webhook_writes_is_validated_not_dropped(service: OfflineService) -> None:
     """The defaulter writes the object whole (``containers: null`` for a pod spec without containers);
     the API server decodes and defaults the patched object without dropping nulls, so the schema
