@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gocompat.fielderrors import ErrorType, FieldError
+from gocompat.fielderrors import ErrorType, FieldError, aggregate_message
 from gocompat.jsonvalue import json_type
 
 _STRINGS = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion",
@@ -180,16 +180,50 @@ def validate(meta: dict[str, Any], namespaced: bool) -> list[FieldError]:
     if isinstance(generation, (int, float)) and generation < 0:
         errs.append(FieldError(ErrorType.INVALID, "metadata.generation", int(generation),
                                "must be greater than or equal to 0"))
-    for key, value in (meta.get("labels") or {}).items():
-        errs += _invalid("metadata.labels", key, qualified_name(key))
-        errs += _invalid("metadata.labels", value or "", label_value(value or ""))
-    annotations = meta.get("annotations") or {}
-    for key in annotations:
-        errs += _invalid("metadata.annotations", key, qualified_name(key.lower()))
-    size = sum(len(k.encode()) + len((v or "").encode()) for k, v in annotations.items())
-    if size > _ANNOTATIONS_LIMIT:
-        errs.append(FieldError(ErrorType.TOO_LONG, "metadata.annotations", "<value omitted>",
-                               f"may not be more than {_ANNOTATIONS_LIMIT} bytes"))
+    errs += label_errors(meta.get("labels") or {}, "metadata.labels")
+    errs += annotation_errors(meta.get("annotations") or {}, "metadata.annotations")
     for finalizer in meta.get("finalizers") or []:
         errs += _invalid("metadata.finalizers", finalizer or "", qualified_name(finalizer or ""))
     return errs
+
+
+def label_errors(labels: dict[str, Any], path: str) -> list[FieldError]:
+    """``ValidateLabels``: each key a qualified name, each value a label value."""
+    errs: list[FieldError] = []
+    for key, value in labels.items():
+        errs += _invalid(path, key, qualified_name(key))
+        errs += _invalid(path, value or "", label_value(value or ""))
+    return errs
+
+
+def annotation_errors(annotations: dict[str, Any], path: str) -> list[FieldError]:
+    """``ValidateAnnotations``: each key a qualified name in lower case, then their total size."""
+    errs: list[FieldError] = []
+    for key in annotations:
+        errs += _invalid(path, key, qualified_name(key.lower()))
+    size = sum(len(k.encode()) + len((v or "").encode()) for k, v in annotations.items())
+    if size > _ANNOTATIONS_LIMIT:
+        errs.append(FieldError(ErrorType.TOO_LONG, path, "<value omitted>",
+                               f"may not be more than {_ANNOTATIONS_LIMIT} bytes"))
+    return errs
+
+
+def converted_metadata_error(original: Any, converted: Any) -> str | None:
+    """The conversion webhook's ``restoreObjectMeta``: the labels and annotations of the converted
+    object are validated when they differ from the original's (``metadata.annotation`` is its path);
+    the error, or None."""
+    if not isinstance(converted, dict):
+        return None
+    for key, path in (("labels", "metadata.labels"), ("annotations", "metadata.annotation")):
+        response = converted.get(key)
+        if response is None:
+            continue
+        if not isinstance(response, dict) or not all(isinstance(v, str) for v in response.values()):
+            return None  # the service writes string maps; these errors are not modelled
+        before = original.get(key) if isinstance(original, dict) else None
+        if isinstance(before, dict) and before == response:
+            continue
+        errs = label_errors(response, path) if key == "labels" else annotation_errors(response, path)
+        if errs:
+            return aggregate_message(errs)
+    return None

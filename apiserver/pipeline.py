@@ -122,6 +122,11 @@ def _convert(obj: JSONObject, to: Version, service: Service) -> JSONObject:
         raise ConversionFailed(
             f"Internal error occurred: Internal error occurred: conversion webhook for {obj.get('apiVersion')}, "
             f"Kind={obj.get('kind')} failed: {exc}") from exc
+    problem = objectmeta.converted_metadata_error(obj.get("metadata"), out.get("metadata"))
+    if problem is not None:
+        raise ConversionFailed(
+            f"Internal error occurred: Internal error occurred: conversion webhook for {obj.get('apiVersion')}, "
+            f"Kind={obj.get('kind')} returned invalid metadata: {problem}")
     meta = {k: v for k, v in _meta(obj).items() if k not in ("labels", "annotations")}
     for key in ("labels", "annotations"):
         if _meta(out).get(key):

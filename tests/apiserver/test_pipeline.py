@@ -206,3 +206,19 @@ def test_webhooks_get_the_object_with_its_keys_sorted(service: OfflineService) -
     container["name"], container["image"] = 1, 2
     assert _message(service, doc).endswith("request.object.spec.podTemplate.spec.containers[0].image: "
                                            "expected string, got integer")
+
+
+def test_metadata_the_conversion_changes_is_validated_by_the_conversion(service: OfflineService) -> None:
+    """The API server validates the labels and annotations a conversion webhook returns when they changed
+    (``restoreObjectMeta``, with the path ``metadata.annotation``): an invalid annotation key of a v1alpha1
+    object fails its conversion for the hub-registered mutating webhook (500), before any validation."""
+    doc = _example("dgd-agg-v1alpha1.yaml")
+    doc["metadata"]["annotations"] = {"-x/y": "v"}
+    out = pipeline.create(doc, service)
+    assert out.status is not None and out.status["code"] == 500
+    assert out.status["message"] == (
+        "Internal error occurred: Internal error occurred: conversion webhook for nvidia.com/v1alpha1, "
+        "Kind=DynamoGraphDeployment returned invalid metadata: metadata.annotation: Invalid value: \"-x/y\": "
+        "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+        "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+        "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
