@@ -231,13 +231,14 @@ def create(doc: JSONObject, service: Service, source: str = "-",
            validation: FieldValidation = "strict", namespace: str = DEFAULT_NAMESPACE) -> Outcome:
     """The answer to ``kubectl create --dry-run=server`` of ``doc`` (an nvidia.com object)."""
     kind, api_version = str(doc.get("kind", "")), str(doc.get("apiVersion", ""))
+    # kubectl decodes the document (its metadata typed) before it looks the kind up.
+    problem = objectmeta.decode_error(doc.get("metadata"))
+    if problem is not None:
+        return Outcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}")
     version = crds.mapping(api_version, kind)
     if version is None:
         ns = str(_meta(doc).get("namespace") or "")
         return Outcome(False, client_error=no_match(kind, api_version, _name(doc), ns, source))
-    problem = objectmeta.decode_error(doc.get("metadata"))
-    if problem is not None:
-        return Outcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}")
     obj = copy.deepcopy(doc)
     out = Outcome(False, skipped=cluster_rules(doc))
     if version.deprecation_warning:

@@ -222,3 +222,11 @@ def test_metadata_the_conversion_changes_is_validated_by_the_conversion(service:
         "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
         "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
         "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+
+
+def test_kubectl_decodes_metadata_before_it_looks_the_kind_up(service: OfflineService) -> None:
+    doc = _example("dcd-v1beta1.yaml")
+    doc["apiVersion"] = "nvidia.com/v2alpha1"
+    doc["metadata"]["annotations"] = {"a": True}
+    assert _message(service, doc) == ('unable to decode "f.yaml": json: cannot unmarshal bool into Go struct '
+                                      'field ObjectMeta.metadata.annotations of type string')
