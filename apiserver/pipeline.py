@@ -113,7 +113,8 @@ class ConversionFailed(Exception):
 
 def _convert(obj: JSONObject, to: Version, service: Service) -> JSONObject:
     """``obj`` converted by the service's conversion webhook, with the source's metadata but for labels
-    and annotations (all the API server takes from a converted object), then pruned and defaulted."""
+    and annotations (all the API server takes from a converted object). Admission converts with the
+    request's plain converter: the result is neither pruned nor defaulted, and its nulls stay."""
     if obj.get("apiVersion") == to.api_version:
         return obj
     try:
@@ -132,7 +133,6 @@ def _convert(obj: JSONObject, to: Version, service: Service) -> JSONObject:
         if _meta(out).get(key):
             meta[key] = _meta(out)[key]
     out["metadata"] = meta
-    coerce(out, to)
     return out
 
 

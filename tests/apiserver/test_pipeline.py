@@ -230,3 +230,15 @@ def test_kubectl_decodes_metadata_before_it_looks_the_kind_up(service: OfflineSe
     doc["metadata"]["annotations"] = {"a": True}
     assert _message(service, doc) == ('unable to decode "f.yaml": json: cannot unmarshal bool into Go struct '
                                       'field ObjectMeta.metadata.annotations of type string')
+
+
+def test_a_conversion_in_admission_keeps_its_nulls(service: OfflineService) -> None:
+    """Admission converts with the request's plain converter (no pruning, no defaulting, no null
+    dropping): a null the conversion writes back reaches the validation, which refuses it."""
+    doc: Obj = yaml.safe_load((ROOT / "tests" / "fixtures" / "admission" / "manifests" / "v1alpha1"
+                               / "DynamoGraphDeployment" / "qwen3-0-6b-agg.yaml").read_text())
+    doc["spec"]["services"]["Epp"]["eppConfig"]["config"]["plugins"] = None
+    assert _message(service, doc).startswith(
+        f'DynamoGraphDeployment.nvidia.com "{doc["metadata"]["name"]}" is invalid: '
+        '[spec.services.Epp.eppConfig.config.plugins: Invalid value: "null": '
+        'spec.services.Epp.eppConfig.config.plugins in body must be of type array: "null", ')

@@ -56,7 +56,8 @@ from tools.opdiff import lint_edits
 
 Obj = dict[str, Any]
 NS = "e2e-lint"
-SEED = 20261127
+#: Another seed (``DYNAMO_WEBHOOK_LINT_PROOF_SEED``) explores other edits; this one is the committed proof.
+SEED = int(os.environ.get("DYNAMO_WEBHOOK_LINT_PROOF_SEED", "20261127"))
 EDITED = 340
 WORKERS = 4
 SOURCES = (
