@@ -219,7 +219,9 @@ def lint_answer(service: OfflineService, path: Path) -> Answer:
     if outcome.client_error is not None:
         return Answer("client", f"error: {outcome.client_error}", skipped=skipped, step="kubectl")
     status = outcome.status or {}
-    return Answer("refused", kubectl_text(status, str(path)), _cause_texts(status), skipped, first_step(status))
+    return Answer(
+        "refused", kubectl_text(status, str(path)), _cause_texts(status), skipped, first_step(status)
+    )
 
 
 # --------------------------------------------------------------------------- comparing them
@@ -232,7 +234,7 @@ def _permutation(text: str, items: list[str]) -> bool:
     for i, item in enumerate(items):
         if text == item and len(items) == 1:
             return True
-        if text.startswith(item + ", ") and _permutation(text[len(item) + 2:], items[:i] + items[i + 1:]):
+        if text.startswith(item + ", ") and _permutation(text[len(item) + 2 :], items[:i] + items[i + 1 :]):
             return True
     return False
 
@@ -260,8 +262,9 @@ def _same_fields(server: str, mine: str) -> bool:
     if not (server.endswith("]") and mine.endswith("]")) or "[" not in mine:
         return False
     prefix = mine[: mine.index("[")]
-    return server.startswith(prefix + "[") and sorted(FIELD_ERROR.split(server[len(prefix) + 1:-1])) == sorted(
-        FIELD_ERROR.split(mine[len(prefix) + 1:-1]))
+    return server.startswith(prefix + "[") and sorted(
+        FIELD_ERROR.split(server[len(prefix) + 1 : -1])
+    ) == sorted(FIELD_ERROR.split(mine[len(prefix) + 1 : -1]))
 
 
 def same_text(server: str, offline: Answer) -> bool:
@@ -277,18 +280,24 @@ def same_text(server: str, offline: Answer) -> bool:
         head, listed = mine.split(UNKNOWN, 1)
         their_head, their_listed = server.split(UNKNOWN, 1)
         return head == their_head and sorted(listed.split(", unknown field ")) == sorted(
-            their_listed.split(", unknown field "))
+            their_listed.split(", unknown field ")
+        )
     items = list(offline.causes)
     joined = "[" + ", ".join(items) + "]"
     if len(items) < 2 or not mine.endswith(joined):
         return _same_fields(server, mine)
     prefix = mine[: -len(joined)]
-    return (server.startswith(prefix + "[") and server.endswith("]")
-            and _permutation(server[len(prefix) + 1:-1], items))
+    return (
+        server.startswith(prefix + "[")
+        and server.endswith("]")
+        and _permutation(server[len(prefix) + 1 : -1], items)
+    )
 
 
 def agree(server: Answer, offline: Answer) -> bool:
-    return server.verdict == offline.verdict and (server.verdict == "accepted" or same_text(server.text, offline))
+    return server.verdict == offline.verdict and (
+        server.verdict == "accepted" or same_text(server.text, offline)
+    )
 
 
 def without_pool_errors(server: Answer) -> Answer:
@@ -320,7 +329,10 @@ def first_step(status: Obj) -> str:
 
 def _record(doc: Doc, server: Answer, offline: Answer) -> Obj:
     return {
-        "document": doc.number, "origin": doc.origin, "edits": doc.edits, "object": doc.obj,
+        "document": doc.number,
+        "origin": doc.origin,
+        "edits": doc.edits,
+        "object": doc.obj,
         "apiServer": {"verdict": server.verdict, "kubectl": server.text},
         "lint": {"verdict": offline.verdict, "kubectl": offline.text, "skipped": list(offline.skipped)},
     }
@@ -344,8 +356,9 @@ def _written(docs: list[Doc], directory: Path) -> Iterator[Doc]:
         yield doc
 
 
-def test_lint_says_what_the_api_server_says(cluster: Cluster, ns: str, tmp_path: Path,
-                                            e2e_figures: list[str]) -> None:
+def test_lint_says_what_the_api_server_says(
+    cluster: Cluster, ns: str, tmp_path: Path, e2e_figures: list[str]
+) -> None:
     started = time.monotonic()
     docs = list(_written(documents(), tmp_path))
     assert len(docs) >= 300
@@ -398,6 +411,9 @@ def test_lint_says_what_the_api_server_says(cluster: Cluster, ns: str, tmp_path:
     ]
     shown = "\n".join(
         f"#{m['document']} {m['origin']} {m['edits']}:\n  API server: {m['apiServer']}\n  lint:       {m['lint']}"
-        for m in mismatches[:20])
-    assert not mismatches, (f"{len(mismatches)} disagreements ({len(by_cel)} from the CRDs' CEL rules, "
-                            f"which lint does not evaluate yet):\n{shown}")
+        for m in mismatches[:20]
+    )
+    assert not mismatches, (
+        f"{len(mismatches)} disagreements ({len(by_cel)} from the CRDs' CEL rules, "
+        f"which lint does not evaluate yet):\n{shown}"
+    )

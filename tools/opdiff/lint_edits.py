@@ -31,13 +31,42 @@ Edit = Callable[[random.Random, Obj, list[Obj]], bool]
 
 #: Keys whose values are (mostly) enums in the Dynamo CRDs or in the Kubernetes types they embed.
 ENUM_KEYS = {
-    "type", "componentType", "backendFramework", "backend", "imagePullPolicy", "protocol", "restartPolicy",
-    "volumeAccessMode", "searchStrategy", "mode", "optimization_target", "operator", "effect", "source",
-    "modelType", "policy", "dnsPolicy", "scheme", "accessMode",
+    "type",
+    "componentType",
+    "backendFramework",
+    "backend",
+    "imagePullPolicy",
+    "protocol",
+    "restartPolicy",
+    "volumeAccessMode",
+    "searchStrategy",
+    "mode",
+    "optimization_target",
+    "operator",
+    "effect",
+    "source",
+    "modelType",
+    "policy",
+    "dnsPolicy",
+    "scheme",
+    "accessMode",
 }
 #: Keys a schema requires in the object holding them.
-REQUIRED_KEYS = {"name", "model", "image", "containerPort", "key", "mountPath", "dgdRef", "baseModelName",
-                 "componentName", "backend", "value", "clusterTopologyName", "packDomain"}
+REQUIRED_KEYS = {
+    "name",
+    "model",
+    "image",
+    "containerPort",
+    "key",
+    "mountPath",
+    "dgdRef",
+    "baseModelName",
+    "componentName",
+    "backend",
+    "value",
+    "clusterTopologyName",
+    "packDomain",
+}
 #: (key, bad value) for fields with a pattern or a format.
 PATTERN_BREAKS = {
     "runtimeVersionOverride": ("${VAR}", "v1", "latest"),
@@ -51,11 +80,21 @@ PATTERN_BREAKS = {
 }
 BAD_NAMES = ("Bad_Name", "-leading", "trailing-", "a.b..c", "x" * 254, "with space", "UPPER", "")
 BAD_LABELS = (
-    ("Bad Key", "v"), ("app", "bad value!"), ("example.com/" + "k" * 64, "v"), ("app", "v" * 64),
-    ("-x", "v"), ("a/b/c", "v"),
+    ("Bad Key", "v"),
+    ("app", "bad value!"),
+    ("example.com/" + "k" * 64, "v"),
+    ("app", "v" * 64),
+    ("-x", "v"),
+    ("a/b/c", "v"),
 )
-WRONG_KINDS = ("DynamoGraphDeploy", "DynamoGraphDeployments", "dynamographdeployment", "DynamoModels",
-               "DynamoComponent", "DGD")
+WRONG_KINDS = (
+    "DynamoGraphDeploy",
+    "DynamoGraphDeployments",
+    "dynamographdeployment",
+    "DynamoModels",
+    "DynamoComponent",
+    "DGD",
+)
 WRONG_VERSIONS = ("nvidia.com/v1beta2", "nvidia.com/v1", "nvidia.com/v2alpha1")
 
 
@@ -70,9 +109,9 @@ def _typo(rng: random.Random, word: str) -> str:
     i = rng.randrange(len(word) - 1)
     way = rng.randrange(3)
     if way == 0 and word[i] != word[i + 1]:
-        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+        return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
     if way == 1:
-        return word[:i] + word[i + 1:]
+        return word[:i] + word[i + 1 :]
     return word[:i] + word[i] + word[i:]
 
 
@@ -155,8 +194,14 @@ def required_deleted(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
 
 def pattern_broken(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     """A value that breaks its field's pattern or format; ``runtimeVersionOverride`` added when absent."""
-    paths = [p for p, v in slots(obj) if _editable(p) and isinstance(p[-1], str) and p[-1] in PATTERN_BREAKS
-             and not isinstance(v, dict | list)]
+    paths = [
+        p
+        for p, v in slots(obj)
+        if _editable(p)
+        and isinstance(p[-1], str)
+        and p[-1] in PATTERN_BREAKS
+        and not isinstance(v, dict | list)
+    ]
     if not paths or rng.random() < 0.25:
         spec = obj.get("spec")
         holders = [v for p, v in slots(obj) if p[-2:-1] == ("components",) and isinstance(v, dict)]
@@ -285,11 +330,30 @@ def cel_rule_broken(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
 
 #: What each edit is about, for the figures.
 LINT_EDITS: tuple[Edit, ...] = (
-    mistyped_key, mistyped_key, misspelled_value, misspelled_value, type_flip, type_flip, required_deleted,
-    required_deleted, pattern_broken, out_of_range, null_value, unknown_field, wrong_kind, bad_metadata,
+    mistyped_key,
+    mistyped_key,
+    misspelled_value,
+    misspelled_value,
+    type_flip,
+    type_flip,
+    required_deleted,
+    required_deleted,
+    pattern_broken,
+    out_of_range,
+    null_value,
+    unknown_field,
+    wrong_kind,
+    bad_metadata,
     cel_rule_broken,
 )
-EDITS: tuple[Edit, ...] = (*LINT_EDITS, edits.delete, edits.swap, edits.duplicate, edits.quantity, edits.status)
+EDITS: tuple[Edit, ...] = (
+    *LINT_EDITS,
+    edits.delete,
+    edits.swap,
+    edits.duplicate,
+    edits.quantity,
+    edits.status,
+)
 #: Edits that write ``metadata.name`` themselves (the document keeps the name they wrote).
 NAMING = {"bad_metadata"}
 
