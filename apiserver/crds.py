@@ -163,6 +163,16 @@ def lookup(api_version: str, kind: str) -> Version | None:
     return found if found is not None and found.served else None
 
 
+def mapping(api_version: str, kind: str) -> Version | None:
+    """The served version kubectl's RESTMapper finds for ``apiVersion``/``kind``: discovery gives it each
+    kind as the CRD names it and in lower case (``dynamographdeployment``), or None."""
+    found = lookup(api_version, kind)
+    if found is None and kind == kind.lower():
+        found = next((v for (a, k), v in _catalogue().items() if a == api_version and k.lower() == kind and v.served),
+                     None)
+    return found
+
+
 def kinds() -> tuple[str, ...]:
     """Every vendored kind, sorted."""
     return tuple(sorted({k for _, k in _catalogue()}))

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from gocompat.fielderrors import ErrorType, FieldError
+from gocompat.fielderrors import ErrorType, FieldError, aggregate_message
 from gocompat.jsonvalue import json_type
 
 _STRINGS = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion",
@@ -77,10 +77,16 @@ def regex_error(msg: str, fmt: str, *examples: str) -> str:
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
-def dns1123_subdomain(value: str) -> list[str]:
+def _max_len(limit: int, unit: str) -> str:
+    """apimachinery's ``MaxLenError``: ``util/validation``'s (names, namespaces) counts characters,
+    ``api/validate/content``'s (label keys and values, qualified names) bytes."""
+    return f"must be no more than {limit} {unit}"
+
+
+def dns1123_subdomain(value: str, unit: str = "characters") -> list[str]:
     errs = []
-    if len(value) > 253:
-        errs.append("must be no more than 253 characters")
+    if len(value.encode()) > 253:
+        errs.append(_max_len(253, unit))
     if not _DNS1123_SUBDOMAIN.match(value):
         errs.append(regex_error(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
@@ -91,9 +97,11 @@ def dns1123_subdomain(value: str) -> list[str]:
 
 def dns1123_label(value: str) -> list[str]:
     errs = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL.match(value):
+    if len(value.encode()) > 63:
+        errs.append(_max_len(63, "characters"))
+    if _DNS1123_SUBDOMAIN.match(value) and not _DNS1123_LABEL.match(value):
+        errs.append("must not contain dots")
+    elif not _DNS1123_LABEL.match(value):
         errs.append(regex_error(
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
             "and must start and end with an alphanumeric character",
@@ -107,6 +115,7 @@ _QUALIFIED_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 
 
 def qualified_name(value: str) -> list[str]:
+    """``content.IsLabelKey`` (``IsQualifiedName``): an optional DNS-subdomain prefix and a name."""
     errs: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -116,25 +125,26 @@ def qualified_name(value: str) -> list[str]:
         if not prefix:
             errs.append("prefix part must be non-empty")
         else:
-            errs += [f"prefix part {m}" for m in dns1123_subdomain(prefix)]
+            errs += [f"prefix part {m}" for m in dns1123_subdomain(prefix, "bytes")]
     else:
         return [
-            "a qualified name " + regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
+            "a valid label key " + regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     if not name:
         errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
+    elif len(name.encode()) > 63:
+        errs.append("name part " + _max_len(63, "bytes"))
     if not _QUALIFIED_NAME.match(name):
         errs.append("name part " + regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc"))
     return errs
 
 
 def label_value(value: str) -> list[str]:
+    """``content.IsLabelValue``."""
     errs = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
+    if len(value.encode()) > 63:
+        errs.append(_max_len(63, "bytes"))
     if not _LABEL_VALUE.match(value):
         errs.append(regex_error(
             "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
@@ -184,16 +194,50 @@ def validate(meta: dict[str, Any], namespaced: bool, prefix: str = "metadata",
     if isinstance(generation, (int, float)) and generation < 0:
         errs.append(FieldError(ErrorType.INVALID, f"{prefix}.generation", int(generation),
                                "must be greater than or equal to 0"))
-    for key, value in (meta.get("labels") or {}).items():
-        errs += _invalid(f"{prefix}.labels", key, qualified_name(key))
-        errs += _invalid(f"{prefix}.labels", value or "", label_value(value or ""))
-    annotations = meta.get("annotations") or {}
-    for key in annotations:
-        errs += _invalid(f"{prefix}.annotations", key, qualified_name(key.lower()))
-    size = sum(len(k.encode()) + len((v or "").encode()) for k, v in annotations.items())
-    if size > _ANNOTATIONS_LIMIT:
-        errs.append(FieldError(ErrorType.TOO_LONG, f"{prefix}.annotations", "<value omitted>",
-                               f"may not be more than {_ANNOTATIONS_LIMIT} bytes"))
+    errs += label_errors(meta.get("labels") or {}, f"{prefix}.labels")
+    errs += annotation_errors(meta.get("annotations") or {}, f"{prefix}.annotations")
     for finalizer in meta.get("finalizers") or []:
         errs += _invalid(f"{prefix}.finalizers", finalizer or "", qualified_name(finalizer or ""))
     return errs
+
+
+def label_errors(labels: dict[str, Any], path: str) -> list[FieldError]:
+    """``ValidateLabels``: each key a qualified name, each value a label value."""
+    errs: list[FieldError] = []
+    for key, value in labels.items():
+        errs += _invalid(path, key, qualified_name(key))
+        errs += _invalid(path, value or "", label_value(value or ""))
+    return errs
+
+
+def annotation_errors(annotations: dict[str, Any], path: str) -> list[FieldError]:
+    """``ValidateAnnotations``: each key a qualified name in lower case, then their total size."""
+    errs: list[FieldError] = []
+    for key in annotations:
+        errs += _invalid(path, key, qualified_name(key.lower()))
+    size = sum(len(k.encode()) + len((v or "").encode()) for k, v in annotations.items())
+    if size > _ANNOTATIONS_LIMIT:
+        errs.append(FieldError(ErrorType.TOO_LONG, path, "<value omitted>",
+                               f"may not be more than {_ANNOTATIONS_LIMIT} bytes"))
+    return errs
+
+
+def converted_metadata_error(original: Any, converted: Any) -> str | None:
+    """The conversion webhook's ``restoreObjectMeta``: the labels and annotations of the converted
+    object are validated when they differ from the original's (``metadata.annotation`` is its path);
+    the error, or None."""
+    if not isinstance(converted, dict):
+        return None
+    for key, path in (("labels", "metadata.labels"), ("annotations", "metadata.annotation")):
+        response = converted.get(key)
+        if response is None:
+            continue
+        if not isinstance(response, dict) or not all(isinstance(v, str) for v in response.values()):
+            return None  # the service writes string maps; these errors are not modelled
+        before = original.get(key) if isinstance(original, dict) else None
+        if isinstance(before, dict) and before == response:
+            continue
+        errs = label_errors(response, path) if key == "labels" else annotation_errors(response, path)
+        if errs:
+            return aggregate_message(errs)
+    return None

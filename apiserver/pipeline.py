@@ -36,6 +36,7 @@ from apiserver.cluster import cluster_rules
 from apiserver.crds import GROUP, Version
 from gocompat.fielderrors import ErrorType, FieldError, aggregate_message
 from gocompat.gotext import go_quote
+from gocompat.jsonvalue import sorted_copy
 
 JSONObject = dict[str, Any]
 FieldValidation = Literal["strict", "warn", "ignore"]
@@ -118,21 +119,26 @@ class ConversionFailed(Exception):
 
 def _convert(obj: JSONObject, to: Version, service: Service) -> JSONObject:
     """``obj`` converted by the service's conversion webhook, with the source's metadata but for labels
-    and annotations (all the API server takes from a converted object), then pruned and defaulted."""
+    and annotations (all the API server takes from a converted object). Admission converts with the
+    request's plain converter: the result is neither pruned nor defaulted, and its nulls stay."""
     if obj.get("apiVersion") == to.api_version:
         return obj
     try:
-        out = service.convert(obj, to.api_version)
+        out = service.convert(sorted_copy(obj), to.api_version)
     except Exception as exc:
         raise ConversionFailed(
             f"Internal error occurred: Internal error occurred: conversion webhook for {obj.get('apiVersion')}, "
             f"Kind={obj.get('kind')} failed: {exc}") from exc
+    problem = objectmeta.converted_metadata_error(obj.get("metadata"), out.get("metadata"))
+    if problem is not None:
+        raise ConversionFailed(
+            f"Internal error occurred: Internal error occurred: conversion webhook for {obj.get('apiVersion')}, "
+            f"Kind={obj.get('kind')} returned invalid metadata: {problem}")
     meta = {k: v for k, v in _meta(obj).items() if k not in ("labels", "annotations")}
     for key in ("labels", "annotations"):
         if _meta(out).get(key):
             meta[key] = _meta(out)[key]
     out["metadata"] = meta
-    coerce(out, to)
     return out
 
 
@@ -142,9 +148,13 @@ def _hook_version(hook: Hook, version: Version) -> Version:
 
 
 def _call(hook: Hook, obj: JSONObject, version: Version, service: Service) -> tuple[JSONObject, JSONObject]:
-    """(the object in the hook's version, the hook's response)."""
+    """(the object in the hook's version, the hook's response). The object is sent as the API server
+    encodes it, with every map's keys sorted: a webhook that reports only the first problem it meets
+    meets them in that order. An object whose kind is not the CRD's (written in lower case) is sent
+    with the CRD's (``ConvertToGVK`` sets it), and keeps it when the webhook patches it."""
     target = _hook_version(hook, version)
-    sent = _convert(obj, target, service)
+    sent = sorted_copy(_convert(obj, target, service))
+    sent["kind"] = version.kind
     return sent, service.admit(hook.path, admission.review(sent, hook, version.name, version.plural))
 
 
@@ -160,8 +170,8 @@ def _mutate(obj: JSONObject, version: Version, service: Service, out: Outcome) -
             out.defaulted += ops
             patched = jsonpatch.apply_patch(sent, ops)
             target = _hook_version(hook, version)
-            # The patched object is defaulted (the API server's ObjectDefaulter), not pruned: its
-            # nulls stay for validation to see, unless a conversion back (which prunes) follows.
+            # The patched object is decoded and defaulted, not pruned: a null the patch writes where the
+            # schema allows none stays, for the validation to refuse.
             structural.apply_defaults(patched, target.schema)
             obj = patched if target is version else _convert(patched, version, service)
     return obj
@@ -202,19 +212,34 @@ def validation_errors(obj: JSONObject, version: Version, old: JSONObject | None 
     return errs
 
 
+def kind_errors(obj: JSONObject, version: Version) -> list[FieldError]:
+    """``customResourceStrategy.Validate`` of an object whose kind is not the CRD's (kubectl maps the
+    kind in lower case too): ``ValidateTypeMeta``'s error replaces ObjectMeta, schema and scale
+    validation; embedded resources and list types are still checked, and the CEL rules run (the error
+    does not block them)."""
+    errs = [FieldError(ErrorType.INVALID, "kind", obj.get("kind"), f"must be {version.kind}")]
+    errs += embedded.validate(obj, version.schema)
+    errs += listtype.validate(obj, version.schema)
+    if version.has_rules:
+        errs += cel.validate(obj, version.schema).errors
+    return errs
+
+
 def decode(obj: JSONObject, version: Version, validation: FieldValidation, out: Outcome) -> bool:
-    """Strict decoding of ``obj`` (in place) per ``validation``: embedded resources checked (a 400 when
-    one cannot be decoded), unknown fields pruned and, strict, a 400 in ``out.status`` (``False``);
-    ``null`` values dropped and the schema's defaults applied."""
+    """Strict decoding of ``obj`` (in place) per ``validation``: ``metadata``'s unknown members, then
+    (only for an object of the CRD's own kind, as ``unstructuredSchemaCoercer`` compares them)
+    pruning, embedded resources (a 400 when one cannot be decoded), nulls and defaults; unknown
+    fields, strict, are a 400 in ``out.status`` (``False``)."""
     unknown = objectmeta.unknown_fields(obj.get("metadata"))
     for path in unknown:
         del obj["metadata"][path.removeprefix("metadata.")]
-    unknown += coerce(obj, version)
-    try:
-        unknown += embedded.coerce(obj, version.schema)
-    except embedded.DecodeError as exc:
-        out.status = bad_request(version.kind, version.name, str(exc))
-        return False
+    if obj.get("kind") == version.kind:
+        unknown += coerce(obj, version)
+        try:
+            unknown += embedded.coerce(obj, version.schema)
+        except embedded.DecodeError as exc:
+            out.status = bad_request(version.kind, version.name, str(exc))
+            return False
     if unknown and validation == "strict":
         listed = ", ".join(f"unknown field {go_quote(p)}" for p in unknown)
         out.status = bad_request(version.kind, version.name, f"strict decoding error: {listed}")
@@ -231,13 +256,14 @@ def before_webhooks(doc: JSONObject, source: str = "-", validation: FieldValidat
     the version's deprecation warning, the namespace, :func:`decode`. (the CRD version, the decoded
     copy of ``doc``, the outcome so far); the copy is ``None`` when refused (``out`` says why)."""
     kind, api_version = str(doc.get("kind", "")), str(doc.get("apiVersion", ""))
-    version = crds.lookup(api_version, kind)
+    # kubectl decodes the document (its metadata typed) before it looks the kind up.
+    problem = objectmeta.decode_error(doc.get("metadata"))
+    if problem is not None:
+        return None, None, Outcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}")
+    version = crds.mapping(api_version, kind)
     if version is None:
         ns = str(_meta(doc).get("namespace") or "")
         return None, None, Outcome(False, client_error=no_match(kind, api_version, _name(doc), ns, source))
-    problem = objectmeta.decode_error(doc.get("metadata"))
-    if problem is not None:
-        return version, None, Outcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}")
     obj = copy.deepcopy(doc)
     out = Outcome(False, skipped=cluster_rules(doc))
     if version.deprecation_warning:
@@ -269,7 +295,9 @@ def create(doc: JSONObject, service: Service, source: str = "-",
             return out
         if version.has_status:
             mutated.pop("status", None)
-        errs = validation_errors(mutated, version)
+        # The kind as the mutating webhooks left it: the service's patches write the object whole.
+        kind = str(mutated.get("kind", ""))
+        errs = validation_errors(mutated, version) if kind == version.kind else kind_errors(mutated, version)
         if errs:
             out.status = invalid(kind, _name(mutated), errs)
             return out
@@ -283,6 +311,6 @@ def create(doc: JSONObject, service: Service, source: str = "-",
         out.status = internal_error(str(exc).removeprefix("Internal error occurred: "))
         return out
     out.allowed = True
-    coerce(mutated, version, defaults=False)  # what storage keeps: pruned, non-nullable nulls dropped
+    structural.prune(mutated, version.schema)  # the storage's decoding
     out.stored = mutated
     return out

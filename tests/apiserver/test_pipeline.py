@@ -103,6 +103,29 @@ def test_metadata(service: OfflineService) -> None:
     assert _message(service, extra).endswith('strict decoding error: unknown field "metadata.foo"')
 
 
+@pytest.mark.parametrize(("labels", "expected"), [
+    ({"app": "v" * 64}, 'metadata.labels: Invalid value: "' + "v" * 64 + '": must be no more than 63 bytes'),
+    ({"example.com/" + "k" * 64: "v"},
+     'metadata.labels: Invalid value: "example.com/' + "k" * 64 + '": name part must be no more than 63 bytes'),
+    ({"a/b/c": "v"}, "metadata.labels: Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric "
+     "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or "
+     "'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an "
+     "optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"),
+])
+def test_label_keys_and_values_are_measured_in_bytes(service: OfflineService, labels: dict[str, str],
+                                                     expected: str) -> None:
+    """apimachinery's ``content`` validators (label keys and values, since v1.34) count bytes and call a
+    key of three parts a label key; names keep ``util/validation``'s characters."""
+    doc = _example("dgdsa-v1beta1.yaml")
+    doc["metadata"]["labels"] = labels
+    assert _message(service, doc) == f'DynamoGraphDeploymentScalingAdapter.nvidia.com "llama-agg-worker" is invalid: {expected}'
+    doc["metadata"]["name"] = "x" * 254
+    del doc["metadata"]["labels"]
+    assert _message(service, doc).startswith(
+        'DynamoGraphDeploymentScalingAdapter.nvidia.com "' + "x" * 254 + '" is invalid: metadata.name: Invalid value: "'
+        + "x" * 254 + '": must be no more than 253 characters')
+
+
 def test_an_unknown_kind_is_kubectls_no_match(service: OfflineService) -> None:
     doc = _example("dgdsa-v1beta1.yaml")
     doc["kind"] = "DynamoGraphDeploy"
@@ -135,3 +158,87 @@ def test_an_epp_component_reports_the_cluster_lookup_as_skipped(service: Offline
     doc["spec"]["components"][0]["type"] = "epp"
     out = pipeline.create(doc, service)
     assert any("InferencePool" in s for s in out.skipped)
+
+
+def test_a_kind_in_lower_case_is_mapped_by_kubectl(service: OfflineService) -> None:
+    """kubectl's RESTMapper knows each kind in lower case too, so the object is sent as written; the
+    API server's decoder then neither prunes nor defaults it (its kind is not the CRD's), each webhook
+    gets it with the CRD's kind, which a patch keeps; without a patch the validation refuses the kind,
+    and the conversion webhook refuses a kind it does not know."""
+    dgd = _example("dgd-agg-v1beta1.yaml")
+    dgd["kind"] = "dynamographdeployment"
+    dgd["spec"]["bogus"] = 1
+    out = pipeline.create(dgd, service)
+    assert out.allowed and out.stored is not None
+    assert out.stored["kind"] == "DynamoGraphDeployment" and "bogus" not in out.stored["spec"]
+    dcd = _example("dcd-v1beta1.yaml")
+    dcd["kind"] = "dynamocomponentdeployment"
+    assert _message(service, dcd) == ('dynamocomponentdeployment.nvidia.com "decode-worker" is invalid: kind: '
+                                      'Invalid value: "dynamocomponentdeployment": must be DynamoComponentDeployment')
+    alpha = _example("dgd-agg-v1alpha1.yaml")
+    alpha["kind"] = "dynamographdeployment"
+    assert _message(service, alpha).startswith(
+        "Internal error occurred: Internal error occurred: conversion webhook for nvidia.com/v1alpha1, "
+        "Kind=dynamographdeployment failed: unsupported kind 'dynamographdeployment'")
+    mixed = _example("dgd-agg-v1beta1.yaml")
+    mixed["kind"] = "dynamoGraphDeployment"
+    assert _message(service, mixed).startswith("resource mapping not found")
+
+
+def test_a_null_the_mutating_webhook_writes_is_validated_not_dropped(service: OfflineService) -> None:
+    """The defaulter writes the object whole (``containers: null`` for a pod spec without containers);
+    the API server decodes and defaults the patched object without dropping nulls, so the schema
+    refuses it."""
+    doc = _example("dgd-agg-v1beta1.yaml")
+    del doc["spec"]["components"][0]["podTemplate"]["spec"]["containers"]
+    assert _message(service, doc) == (
+        'DynamoGraphDeployment.nvidia.com "llama-agg" is invalid: [spec.components[0].podTemplate.spec.containers: '
+        'Invalid value: "null": spec.components[0].podTemplate.spec.containers in body must be of type array: '
+        '"null", <nil>: Invalid value: null: some validation rules were not checked because the object was '
+        'invalid; correct the existing errors to complete validation]')
+
+
+def test_webhooks_get_the_object_with_its_keys_sorted(service: OfflineService) -> None:
+    """The API server encodes the object it sends with every map's keys sorted; a webhook that names only
+    the first problem it meets (the defaulter's typed decode) names the first in that order."""
+    doc = _example("dcd-v1beta1.yaml")
+    container = doc["spec"]["podTemplate"]["spec"]["containers"][0]
+    container["name"], container["image"] = 1, 2
+    assert _message(service, doc).endswith("request.object.spec.podTemplate.spec.containers[0].image: "
+                                           "expected string, got integer")
+
+
+def test_metadata_the_conversion_changes_is_validated_by_the_conversion(service: OfflineService) -> None:
+    """The API server validates the labels and annotations a conversion webhook returns when they changed
+    (``restoreObjectMeta``, with the path ``metadata.annotation``): an invalid annotation key of a v1alpha1
+    object fails its conversion for the hub-registered mutating webhook (500), before any validation."""
+    doc = _example("dgd-agg-v1alpha1.yaml")
+    doc["metadata"]["annotations"] = {"-x/y": "v"}
+    out = pipeline.create(doc, service)
+    assert out.status is not None and out.status["code"] == 500
+    assert out.status["message"] == (
+        "Internal error occurred: Internal error occurred: conversion webhook for nvidia.com/v1alpha1, "
+        "Kind=DynamoGraphDeployment returned invalid metadata: metadata.annotation: Invalid value: \"-x/y\": "
+        "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+        "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+        "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+
+
+def test_kubectl_decodes_metadata_before_it_looks_the_kind_up(service: OfflineService) -> None:
+    doc = _example("dcd-v1beta1.yaml")
+    doc["apiVersion"] = "nvidia.com/v2alpha1"
+    doc["metadata"]["annotations"] = {"a": True}
+    assert _message(service, doc) == ('unable to decode "f.yaml": json: cannot unmarshal bool into Go struct '
+                                      'field ObjectMeta.metadata.annotations of type string')
+
+
+def test_a_conversion_in_admission_keeps_its_nulls(service: OfflineService) -> None:
+    """Admission converts with the request's plain converter (no pruning, no defaulting, no null
+    dropping): a null the conversion writes back reaches the validation, which refuses it."""
+    doc: Obj = yaml.safe_load((ROOT / "tests" / "fixtures" / "admission" / "manifests" / "v1alpha1"
+                               / "DynamoGraphDeployment" / "qwen3-0-6b-agg.yaml").read_text())
+    doc["spec"]["services"]["Epp"]["eppConfig"]["config"]["plugins"] = None
+    assert _message(service, doc).startswith(
+        f'DynamoGraphDeployment.nvidia.com "{doc["metadata"]["name"]}" is invalid: '
+        '[spec.services.Epp.eppConfig.config.plugins: Invalid value: "null": '
+        'spec.services.Epp.eppConfig.config.plugins in body must be of type array: "null", ')
