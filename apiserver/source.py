@@ -2,29 +2,49 @@
 path of an API-server message points to.
 
 The documents are composed with PyYAML (JSON is read the same way, as kubectl reads it) and built
-with the loader :mod:`app.cli.documents` uses, timestamps kept as strings; the composed nodes give each
-member's key position and each list item's position. A key written twice in one mapping keeps its
+with :class:`Loader`, which reads scalars as kubectl does (go-yaml v2's resolution); the composed
+nodes give each member's key position and each list item's position. A key written twice in one mapping keeps its
 last value, as kubectl's YAML-to-JSON conversion does, and is reported so.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
+from gocompat import goyaml
 from gocompat.gotext import go_format_float
 
 PathKey = tuple[str | int, ...]
 
 
+_GO_PLAIN = "tag:dynamo-webhook,2026:go-yaml-plain"
+_MERGE = "tag:yaml.org,2002:merge"
+
+
 class Loader(yaml.SafeLoader):
-    """Safe YAML loader that keeps timestamps as the strings the API server's JSON would hold, and
-    gives mapping keys the JSON names kubectl's YAML-to-JSON conversion gives them (integers and
-    floats as Go formats them, booleans as ``true``/``false``); any other key (null, a list, a
-    mapping) is an error there too."""
+    """Safe YAML loader that reads manifests as kubectl does: plain scalars resolved as go-yaml v2
+    resolves them (:func:`gocompat.goyaml.resolve`: ``y`` is true, ``1e3`` a number, timestamps
+    strings), and mapping keys given the JSON names kubectl's YAML-to-JSON conversion gives them
+    (integers and floats as Go formats them, booleans as ``true``/``false``); any other key (null, a
+    list, a mapping) is an error there too, and so is a NaN or an infinity (JSON cannot hold it)."""
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is yaml.ScalarNode and implicit[0]:
+            return _MERGE if value == "<<" else _GO_PLAIN
+        resolved: str = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+        return resolved
+
+    def construct_go_plain(self, node: yaml.ScalarNode) -> Any:
+        value = goyaml.resolve(node.value)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"json: unsupported value: {go_format_float(value)}", node.start_mark)
+        return value
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         self.flatten_mapping(node)
@@ -37,6 +57,24 @@ class Loader(yaml.SafeLoader):
                     None, None, f"unsupported map key of type: {shown}", key_node.start_mark)
             mapping[_json_key(key)] = self.construct_object(value_node, deep=deep)
         return mapping
+
+
+Loader.add_constructor(_GO_PLAIN, Loader.construct_go_plain)
+Loader.add_constructor(_MERGE, lambda loader, node: node.value)  # ``<<`` as a value is a string
+
+
+class Dumper(yaml.SafeDumper):
+    """Safe YAML dumper whose output kubectl reads back as written: a string go-yaml would read as
+    something else (``y``, ``1e3``, ``0755``) is quoted."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    if goyaml.resolve(data) != data or not isinstance(goyaml.resolve(data), str):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
+    return dumper.represent_str(data)
+
+
+Dumper.add_representer(str, _represent_str)
 
 
 def _json_key(key: str | int | float) -> str:

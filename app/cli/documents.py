@@ -1,5 +1,6 @@
 """What the offline commands (``review``, ``lint``, ``convert``) share: manifests read as JSON or
-(multi-document) YAML the way the API server would see them, written back, and exit codes."""
+(multi-document) YAML the way kubectl reads them (:class:`apiserver.source.Loader`), written back so
+that kubectl reads them the same, and exit codes."""
 
 from __future__ import annotations
 
@@ -12,22 +13,13 @@ from typing import Any, TextIO
 import orjson
 import yaml
 
+from apiserver.source import Dumper, Loader
+
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 class InputError(Exception):
     """A file could not be read or parsed."""
-
-
-class _Loader(yaml.SafeLoader):
-    """Safe YAML loader that keeps timestamps and other scalars as the apiserver's JSON would."""
-
-
-# Kubernetes sees JSON: keep YAML timestamps as their original strings.
-_Loader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 def read_text(source: str) -> str:
@@ -49,7 +41,7 @@ def load_documents(source: str) -> list[Any]:
         except orjson.JSONDecodeError:
             pass  # YAML flow style is a superset; let the YAML parser report the error
     try:
-        return [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+        return [doc for doc in yaml.load_all(text, Loader=Loader) if doc is not None]
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: not valid JSON or YAML: {exc}") from None
 
@@ -61,7 +53,7 @@ def dump(docs: Sequence[Any], fmt: str, out: TextIO) -> None:
         else:
             out.write(orjson.dumps(list(docs), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        out.write(yaml.safe_dump_all(list(docs), sort_keys=False, allow_unicode=True, width=120))
+        out.write(yaml.dump_all(list(docs), Dumper=Dumper, sort_keys=False, allow_unicode=True, width=120))
 
 
 @dataclass(slots=True)

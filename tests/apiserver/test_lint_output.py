@@ -79,8 +79,8 @@ def test_mapping_keys_are_named_as_kubectl_names_them(tmp_path: Path) -> None:
     are two keys, not one) and refuses a null or a collection as a key."""
     from apiserver.source import SourceError, documents
 
-    [doc] = documents("a: 1\n1: x\ntrue: y\n1.5: z\n", "f.yaml")
-    assert doc.body == {"a": 1, "1": "x", "true": "y", "1.5": "z"}
+    [doc] = documents("a: 1\n1: x\ntrue: w\n1.5: z\n'y': v\n", "f.yaml")
+    assert doc.body == {"a": 1, "1": "x", "true": "w", "1.5": "z", "y": "v"}
     for text, where, kind in (("a: 1\n?\n", "2:2", "<nil>"), ("a:\n  [1]: 2\n", "2:3", "list")):
         with pytest.raises(SourceError) as err:
             documents(text, "f.yaml")

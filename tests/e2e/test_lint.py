@@ -20,11 +20,12 @@ The ClusterTopologyBinding look-up runs only on the Grove pathway, which this se
 the API server must agree there as elsewhere (each v1beta1 DynamoGraphDeployment is also sent with a
 topology constraint naming one).
 
-The CRDs' CEL rules (``x-kubernetes-validations``) are not evaluated by lint yet (``skipped``): a
-disagreement whose API server answer names a CEL rule's message that lint's does not is counted apart in
-the failure message. ``DYNAMO_WEBHOOK_LINT_PROOF_OUT=DIR`` writes every disagreement (the document, the
-API server's answer and lint's) to ``DIR/lintproof-mismatches.jsonl``, and those from CEL rules also to
-``DIR/lintproof-cel.jsonl``.
+Disagreements whose API server answer names a CEL rule's message (``x-kubernetes-validations``) that
+lint's does not are counted apart in the failure message. ``DYNAMO_WEBHOOK_LINT_PROOF_OUT=DIR`` writes
+every disagreement (the document, the API server's answer and lint's) to
+``DIR/lintproof-mismatches.jsonl``, and those from CEL rules also to ``DIR/lintproof-cel.jsonl``.
+``DYNAMO_WEBHOOK_LINT_PROOF_SEED`` draws other edits; ``DYNAMO_WEBHOOK_LINT_PROOF_BASES`` adds folders of
+manifests to start from.
 """
 
 from __future__ import annotations
@@ -60,9 +61,13 @@ NS = "e2e-lint"
 SEED = int(os.environ.get("DYNAMO_WEBHOOK_LINT_PROOF_SEED", "20261127"))
 EDITED = 340
 WORKERS = 4
+#: More folders of manifests to start from (``DYNAMO_WEBHOOK_LINT_PROOF_BASES``, separated by ``os.pathsep``),
+#: for a run on other published manifests than this repository's.
+EXTRA_BASES = [Path(p) for p in os.environ.get("DYNAMO_WEBHOOK_LINT_PROOF_BASES", "").split(os.pathsep) if p]
 SOURCES = (
     *sorted((ROOT / "examples" / "manifests").glob("*.yaml")),
     *sorted((ROOT / "tests" / "fixtures" / "admission" / "manifests").rglob("*.yaml")),
+    *(path for base in EXTRA_BASES for path in sorted(base.rglob("*.yaml"))),
 )
 POOL_ERROR = re.compile(
     r"spec\.components\[\d+\]\.type: Forbidden: cannot deploy EPP component: InferencePool API group "
@@ -98,7 +103,7 @@ def base_documents() -> list[tuple[str, Obj]]:
     for path in SOURCES:
         for i, doc in enumerate(yaml.safe_load_all(path.read_text())):
             if isinstance(doc, dict) and str(doc.get("apiVersion", "")).startswith("nvidia.com/"):
-                found.append((f"{path.relative_to(ROOT)}:{i}", doc))
+                found.append((f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{i}", doc))
     return found
 
 
