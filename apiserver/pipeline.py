@@ -238,11 +238,14 @@ def decode(obj: JSONObject, version: Version, validation: FieldValidation, out: 
         try:
             unknown += embedded.coerce(obj, version.schema)
         except embedded.DecodeError as exc:
-            out.status = bad_request(version.kind, version.name, str(exc))
+            out.status = bad_request(version.kind, version.name, str(exc))  # the CRD's own kind here
             return False
     if unknown and validation == "strict":
         listed = ", ".join(f"unknown field {go_quote(p)}" for p in unknown)
-        out.status = bad_request(version.kind, version.name, f"strict decoding error: {listed}")
+        # The kind as written (kubectl maps one in lower case too), as the API server names it.
+        written = obj.get("kind")
+        kind = written if isinstance(written, str) and written else version.kind
+        out.status = bad_request(kind, version.name, f"strict decoding error: {listed}")
         return False
     if validation == "warn":
         out.warnings += [f"unknown field {go_quote(p)}" for p in unknown]
@@ -265,7 +268,7 @@ def before_webhooks(doc: JSONObject, source: str = "-", validation: FieldValidat
         ns = str(_meta(doc).get("namespace") or "")
         return None, None, Outcome(False, client_error=no_match(kind, api_version, _name(doc), ns, source))
     obj = copy.deepcopy(doc)
-    out = Outcome(False, skipped=cluster_rules(doc))
+    out = Outcome(False, skipped=cluster_rules({**doc, "kind": version.kind}))  # a kind in lower case too
     if version.deprecation_warning:
         out.warnings.append(version.deprecation_warning)
     if version.namespaced:

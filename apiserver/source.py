@@ -59,6 +59,56 @@ class Loader(yaml.SafeLoader):
         return mapping
 
 
+    def construct_document(self, node: yaml.Node) -> Any:
+        return unaliased(super().construct_document(node))
+
+
+# go-yaml v2's bounds on alias expansion: below 400,000 nodes 99 % may come from aliases, above
+# 4,000,000 only 10 %, linearly in between (and never refused below 1,000 nodes or 100 aliased ones).
+_ALIAS_LOW, _ALIAS_HIGH = 400_000, 4_000_000
+
+
+def _allowed_alias_ratio(count: int) -> float:
+    if count <= _ALIAS_LOW:
+        return 0.99
+    if count >= _ALIAS_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (count - _ALIAS_LOW) / (_ALIAS_HIGH - _ALIAS_LOW)
+
+
+def unaliased(value: Any) -> Any:
+    """``value`` with every alias expanded into a copy of its own, as go-yaml decodes aliases (each
+    place then holds its own value, and what a later step changes at one place it changes there
+    only). An anchor holding itself and excessive aliasing (a "billion laughs" document) are refused
+    as go-yaml refuses them, before any memory is spent on the expansion."""
+    seen: set[int] = set()
+    open_ids: set[int] = set()
+    counts = [0, 0]  # nodes decoded, of which from aliases
+
+    def copy(x: Any, in_alias: bool) -> Any:
+        counts[0] += 1
+        if in_alias:
+            counts[1] += 1
+        if counts[1] > 100 and counts[0] > 1000 and counts[1] / counts[0] > _allowed_alias_ratio(counts[0]):
+            raise yaml.constructor.ConstructorError(None, None, "document contains excessive aliasing")
+        if not isinstance(x, (dict, list)):
+            return x
+        ident = id(x)
+        if ident in open_ids:
+            raise yaml.constructor.ConstructorError(None, None, "an anchor's value contains itself")
+        in_alias = in_alias or ident in seen
+        seen.add(ident)
+        open_ids.add(ident)
+        if isinstance(x, dict):
+            out: Any = {k: copy(v, in_alias) for k, v in x.items()}
+        else:
+            out = [copy(v, in_alias) for v in x]
+        open_ids.discard(ident)
+        return out
+
+    return copy(value, False)
+
+
 Loader.add_constructor(_GO_PLAIN, Loader.construct_go_plain)
 Loader.add_constructor(_MERGE, lambda loader, node: node.value)  # ``<<`` as a value is a string
 
@@ -174,6 +224,8 @@ def documents(text: str, source: str) -> list[Located]:
         raise SourceError(_unreadable(source, exc)) from None
     except yaml.YAMLError as exc:
         raise SourceError(_problem(source, exc)) from None
+    except RecursionError:
+        raise SourceError(f"{source}: not valid YAML or JSON: nested too deeply") from None
     finally:
         loader.dispose()
     return out

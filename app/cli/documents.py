@@ -44,6 +44,8 @@ def load_documents(source: str) -> list[Any]:
         return [doc for doc in yaml.load_all(text, Loader=Loader) if doc is not None]
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: not valid JSON or YAML: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{source}: not valid JSON or YAML: nested too deeply") from None
 
 
 def dump(docs: Sequence[Any], fmt: str, out: TextIO) -> None:

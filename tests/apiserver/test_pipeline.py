@@ -242,3 +242,32 @@ def test_a_conversion_in_admission_keeps_its_nulls(service: OfflineService) -> N
         f'DynamoGraphDeployment.nvidia.com "{doc["metadata"]["name"]}" is invalid: '
         '[spec.services.Epp.eppConfig.config.plugins: Invalid value: "null": '
         'spec.services.Epp.eppConfig.config.plugins in body must be of type array: "null", ')
+
+
+def test_a_kind_in_lower_case_reports_the_cluster_lookups_and_unknown_fields_as_written(
+        service: OfflineService) -> None:
+    dgd = _example("dgd-agg-v1beta1.yaml")
+    dgd["kind"] = "dynamographdeployment"
+    dgd["spec"]["components"][0]["type"] = "epp"
+    assert any("InferencePool" in s for s in pipeline.create(dgd, service).skipped)
+    dgd["metadata"]["bogus"] = 1
+    assert _message(service, dgd) == (
+        'dynamographdeployment in version "v1beta1" cannot be handled as a dynamographdeployment: strict decoding '
+        'error: unknown field "metadata.bogus"')
+
+
+def test_aliases_are_expanded_so_each_place_reports_its_own_unknown_field(service: OfflineService,
+                                                                          tmp_path: Path) -> None:
+    """A YAML alias is a copy in each place it is used, as go-yaml decodes it: a mistyped key in an
+    anchored value is an unknown field everywhere the anchor is used."""
+    from apiserver import lint
+
+    path = tmp_path / "aliases.yaml"
+    path.write_text(
+        "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata: {name: x, namespace: default}\n"
+        "spec:\n  services:\n    A:\n      componentType: frontend\n      envs: &envs\n      - {name: X, valu: '1'}\n"
+        "    B:\n      componentType: frontend\n      envs: *envs\n")
+    [result] = lint.check_files([str(path)], service)
+    assert result.outcome is not None and result.outcome.status is not None
+    assert result.outcome.status["message"].endswith(
+        'strict decoding error: unknown field "spec.services.A.envs[0].valu", unknown field "spec.services.B.envs[0].valu"')
