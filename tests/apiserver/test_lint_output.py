@@ -88,3 +88,18 @@ def test_mapping_keys_are_named_as_kubectl_names_them(tmp_path: Path) -> None:
     bad = tmp_path / "null-key.yaml"
     bad.write_text("apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\n?\n")
     assert lint.exit_code(lint.check_files([str(bad)], SERVICE)) == 2
+
+
+def test_an_unquoted_y_is_a_boolean_as_kubectl_reads_it(tmp_path: Path, capsys: object) -> None:
+    """``value: y`` is true to go-yaml, so the env entry's value is a boolean and the defaulter refuses it,
+    as in a cluster; quoted, it is the string ``y``."""
+    env = "          env:\n          - name: UCX_MEMTYPE_CACHE\n            value: {}\n"
+    base = (ROOT / "examples" / "manifests" / "dgd-agg-v1beta1.yaml").read_text()
+    marker = "          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.9.0\n"
+    path = tmp_path / "y.yaml"
+    path.write_text(base.replace(marker, marker + env.format("y"), 1))
+    assert main(["lint", str(path)]) == 1
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "spec.components[0].podTemplate.spec.containers[0].env[0].value: expected string, got boolean" in out
+    path.write_text(base.replace(marker, marker + env.format("'y'"), 1))
+    assert main(["lint", str(path)]) == 0

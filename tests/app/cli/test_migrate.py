@@ -146,3 +146,19 @@ def test_check_reports_kubectls_own_refusal(tmp_path: Path, capsys: pytest.Captu
     assert capsys.readouterr().err == (
         f"{path}: DynamoGraphDeployment/llama-agg (document 1): the API server refuses it as nvidia.com/v1beta1: unable to decode "
         f'"{path}": json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string\n')
+
+
+def test_converted_yaml_means_what_its_input_meant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A string go-yaml would read as something else (``'y'``, ``'1e3'``) is written quoted, so kubectl
+    reads the converted manifest's values as the input's."""
+    from apiserver.source import Loader
+
+    doc: dict[str, Any] = yaml.safe_load((ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml").read_text())
+    doc["spec"]["envs"] = [{"name": "UCX_MEMTYPE_CACHE", "value": "y"}, {"name": "N", "value": "1e3"}]
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(doc))
+    assert main(["convert", "-q", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "value: \"y\"" in text and "value: \"1e3\"" in text
+    out = yaml.load(text, Loader=Loader)
+    assert json.dumps(out).count('"value": "y"') == 1 and json.dumps(out).count('"value": "1e3"') == 1
