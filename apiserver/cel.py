@@ -15,8 +15,9 @@ What this module owns is the API server's side of the contract (apiextensions-ap
   by their keys). Rules that use ``oldSelf`` run only when there is an old value, unless they set
   ``optionalOldSelf``, when ``oldSelf`` is ``optional.none()`` on a create;
 * a rule that evaluates to false gives ``Invalid value`` with the rule's message (the value itself
-  shown for scalars, no value for objects and arrays); a rule that fails to evaluate gives the
-  cel-go error (``no such key: mode``, ``no such overload``) in the API server's wording;
+  shown for scalars, no value for objects and arrays), or its ``messageExpression``'s, at its
+  ``fieldPath`` below the node, of the type its ``reason`` names; a rule that fails to evaluate
+  gives the cel-go error (``no such key: mode``, ``no such overload``) in the API server's wording;
 * ratcheting on update: a failure of a rule without ``oldSelf`` at a value equal to its old value
   is a warning, not an error.
 
@@ -119,6 +120,10 @@ class Rule:
     #: ``optional.of(oldSelf)`` (an update)
     without_old: cel.Expression | None
     with_old: cel.Expression | None
+    #: ``messageExpression``, compiled; ``reason``; ``fieldPath`` relative to the node, as a path's text
+    message_expression: cel.Expression | None = None
+    reason: str = ""
+    field_path: str = ""
 
     @property
     def error_string(self) -> str:
@@ -137,11 +142,37 @@ def _compile(raw: dict[str, Any]) -> Rule:
     uses_old = bool(_OLD_SELF.search(source))
     env = _env()
     message = str(raw.get("message") or "")
+    expression = str(raw.get("messageExpression") or "")
+    extra: dict[str, Any] = {
+        "message_expression": env.compile(expression) if expression else None,
+        "reason": str(raw.get("reason") or ""),
+        "field_path": relative_field_path(str(raw.get("fieldPath") or "")),
+    }
     if not (optional and uses_old):
-        return Rule(source, message, uses_old, optional, env.compile(source), None, None)
+        return Rule(source, message, uses_old, optional, env.compile(source), None, None, **extra)
     return Rule(source, message, uses_old, optional, env.compile(source),
                 env.compile(f"cel.bind(oldSelf, optional.none(), {source})"),
-                env.compile(f"cel.bind(oldSelf, optional.of(oldSelf), {source})"))
+                env.compile(f"cel.bind(oldSelf, optional.of(oldSelf), {source})"), **extra)
+
+
+_FIELD_PATH_PART = re.compile(r"\.([^.\[\]]+)|\['((?:[^'\\]|\\.)*)'\]")
+
+
+def relative_field_path(json_path: str) -> str:
+    """A rule's ``fieldPath`` (``.spec.replicas``, ``.labels['a.b']``) as the text the API server
+    appends to the node's path (``ValidFieldPath``: names joined by dots, map keys in brackets)."""
+    text, pos = "", 0
+    while pos < len(json_path):
+        match = _FIELD_PATH_PART.match(json_path, pos)
+        if match is None:
+            return ""  # the API server refuses such a CRD; nothing to append
+        if match.group(1) is not None:
+            text = f"{text}.{match.group(1)}" if text else match.group(1)
+        else:
+            key = re.sub(r"\\(.)", r"\1", match.group(2))
+            text = f"{text}[{key}]"
+        pos = match.end()
+    return text
 
 
 _COMPILED: dict[int, tuple[Schema, tuple[Rule, ...]]] = {}
@@ -203,7 +234,7 @@ def _go_error(text: str) -> str:
     return text
 
 
-def _error(path: Path, schema: Schema, value: Any, rule: Rule, result: Any) -> FieldError | None:
+def _error(path: Path, schema: Schema, value: Any, rule: Rule, result: Any, data: dict[str, Any]) -> FieldError | None:
     if result.type() == cel.Type.BOOL and result.value() is True:
         return None
     if result.type() == cel.Type.ERROR:
@@ -214,8 +245,33 @@ def _error(path: Path, schema: Schema, value: Any, rule: Rule, result: Any) -> F
         else:
             detail = f"{err} evaluating rule: {rule.error_string}"
         return FieldError(ErrorType.INVALID, str(path), schema.type, detail)
+    where = str(path.child(rule.field_path)) if rule.field_path else str(path)
+    detail = _expressed(rule, data) or rule.failure
     shown = OMIT if schema.type in ("object", "array") else value
-    return FieldError(ErrorType.INVALID, str(path), shown, rule.failure)
+    if rule.reason == "FieldValueForbidden":
+        return FieldError(ErrorType.FORBIDDEN, where, "", detail)
+    if rule.reason == "FieldValueRequired":
+        return FieldError(ErrorType.REQUIRED, where, "", detail)
+    if rule.reason == "FieldValueDuplicate":
+        return FieldError(ErrorType.DUPLICATE, where, shown, "")
+    return FieldError(ErrorType.INVALID, where, shown, detail)
+
+
+_MAX_MESSAGE = 5 * 1024
+
+
+def _expressed(rule: Rule, data: dict[str, Any]) -> str:
+    """The ``messageExpression``'s message, or "" when it has none or its result is unusable (not a
+    string, empty, too long, several lines), when the API server falls back to ``message``."""
+    if rule.message_expression is None:
+        return ""
+    result = rule.message_expression.eval(data=data)
+    if result.type() != cel.Type.STRING:
+        return ""
+    text = str(result.value()).strip()
+    if not text or len(text.encode()) > _MAX_MESSAGE or "\n" in text:
+        return ""
+    return text
 
 
 # --------------------------------------------------------------------------- the walk
@@ -278,17 +334,17 @@ def _expressions(obj: Any, schema: Schema, path: Path, old: Any, update: bool, o
     value = _as_cel(obj, schema)
     old_value = None if old is None else _as_cel(old, schema)
     ratchet = update and old is not None and old == obj
+    data = {"self": value} if old_value is None else {"self": value, "oldSelf": old_value}
     for rule in rules:
         if rule.uses_old_self and old is None:
             if rule.without_old is None:
                 continue  # transition rules need an existing value
-            result = rule.without_old.eval(data={"self": value})
+            result = rule.without_old.eval(data=data)
         elif rule.with_old is not None:
-            result = rule.with_old.eval(data={"self": value, "oldSelf": old_value})
+            result = rule.with_old.eval(data=data)
         else:
-            data = {"self": value} if old_value is None else {"self": value, "oldSelf": old_value}
             result = rule.program.eval(data=data)
-        err = _error(path, schema, obj, rule, result)
+        err = _error(path, schema, obj, rule, result, data)
         if err is None:
             continue
         if ratchet and not rule.uses_old_self:
