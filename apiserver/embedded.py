@@ -24,58 +24,17 @@ from typing import Any
 from apiserver import objectmeta
 from apiserver.crds import Schema
 from gocompat.fielderrors import ErrorType, FieldError, Path
+from gocompat.jsonvalue import json_type
 
 # ObjectMeta's members in its Go field order, as SetObjectMeta writes them back.
 _ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
           "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
           "ownerReferences", "finalizers", "managedFields")
-_GO_TYPES = {
-    **dict.fromkeys(("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion"), "string"),
-    "generation": "int64", "deletionGracePeriodSeconds": "int64",
-    "labels": "map[string]string", "annotations": "map[string]string", "finalizers": "[]string",
-    "ownerReferences": "[]v1.OwnerReference", "managedFields": "[]v1.ManagedFieldsEntry",
-    "creationTimestamp": "v1.Time", "deletionTimestamp": "v1.Time",
-}
 _DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 
 
 class DecodeError(Exception):
     """The coercion's field error: the request cannot be decoded (400)."""
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
-def _member_error(key: str, value: Any) -> str | None:
-    """Go's ``json.Unmarshal`` error for one ObjectMeta member, or None."""
-    go_type = _GO_TYPES[key]
-    mismatch = f"json: cannot unmarshal {_json_kind(value)} into Go struct field ObjectMeta.{key} of type "
-    if value is None:
-        return None
-    if go_type == "string" and not isinstance(value, str):
-        return mismatch + go_type
-    if go_type == "int64" and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        return mismatch + go_type
-    if go_type == "map[string]string":
-        if not isinstance(value, dict):
-            return mismatch + go_type
-        for v in value.values():
-            if v is not None and not isinstance(v, str):
-                return f"json: cannot unmarshal {_json_kind(v)} into Go struct field ObjectMeta.{key} of type string"
-    if go_type.startswith("[]") and not isinstance(value, list):
-        return mismatch + go_type
-    if go_type == "[]string":
-        for v in value:
-            if v is not None and not isinstance(v, str):
-                return f"json: cannot unmarshal {_json_kind(v)} into Go struct field ObjectMeta.{key} of type string"
-    return None
 
 
 def _coerce_meta(holder: dict[str, Any], path: Path, unknown: list[str]) -> None:
@@ -86,13 +45,14 @@ def _coerce_meta(holder: dict[str, Any], path: Path, unknown: list[str]) -> None
     if not isinstance(meta, dict):
         raise DecodeError(str(FieldError(
             ErrorType.INVALID, str(path.child("metadata")), meta,
-            f"json: cannot unmarshal {_json_kind(meta)} into Go value of type v1.ObjectMeta")))
+            f"json: cannot unmarshal {json_type(meta, go=True)} into Go value of type v1.ObjectMeta")))
     for key, value in meta.items():
-        if key in _GO_TYPES:
-            problem = _member_error(key, value)
+        # metav1.Time decodes itself; a timestamp of the wrong type is not modelled here.
+        if key in objectmeta.KNOWN and key not in objectmeta.TIMES:
+            problem = objectmeta.member_error(key, value, "ObjectMeta")
             if problem is not None:
                 raise DecodeError(str(FieldError(ErrorType.INVALID, str(path.child("metadata")), meta, problem)))
-    unknown += sorted(str(path.child("metadata", key)) for key in meta if key not in _GO_TYPES)
+    unknown += sorted(str(path.child("metadata", key)) for key in meta if key not in objectmeta.KNOWN)
     holder["metadata"] = {key: meta[key] for key in _ORDER if key in meta and not _omitted(key, meta[key])}
 
 

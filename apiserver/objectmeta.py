@@ -28,9 +28,37 @@ _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 _ANNOTATIONS_LIMIT = 256 * 1024
 
 
-def _mismatch(value: Any, field: str, go_type: str) -> str:
-    return (f"json: cannot unmarshal {json_type(value, go=True)} into Go struct field ObjectMeta.metadata.{field} "
-            f"of type {go_type}")
+#: ObjectMeta's members of type metav1.Time (read as strings by kubectl's decode).
+TIMES = ("creationTimestamp", "deletionTimestamp")
+
+
+def member_error(key: str, value: Any, struct: str) -> str | None:
+    """Go's ``json.Unmarshal`` error for the ObjectMeta member ``key`` holding ``value`` (a member
+    ObjectMeta has: :data:`KNOWN`), or None; ``struct`` is the struct field's prefix in the message
+    (kubectl's ``ObjectMeta.metadata``, the API server's ``ObjectMeta``)."""
+
+    def mismatch(bad: Any, go_type: str) -> str:
+        return f"json: cannot unmarshal {json_type(bad, go=True)} into Go struct field {struct}.{key} of type {go_type}"
+
+    if value is None:
+        return None
+    if key in _STRINGS and not isinstance(value, str):
+        return mismatch(value, "string")
+    if key in _INTEGERS and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        return mismatch(value, "int64")
+    if key in _STRING_MAPS:
+        if not isinstance(value, dict):
+            return mismatch(value, "map[string]string")
+        for v in value.values():
+            if v is not None and not isinstance(v, str):
+                return mismatch(v, "string")
+    if key in _LISTS and not isinstance(value, list):
+        return mismatch(value, "[]string" if key == "finalizers" else f"[]v1.{_ITEM_TYPES[key]}")
+    if key == "finalizers":
+        for v in value:
+            if v is not None and not isinstance(v, str):
+                return mismatch(v, "string")
+    return None
 
 
 def decode_error(meta: Any) -> str | None:
@@ -41,24 +69,9 @@ def decode_error(meta: Any) -> str | None:
         return (f"json: cannot unmarshal {json_type(meta, go=True)} into Go struct field metadataOnlyObject.metadata "
                 "of type v1.ObjectMeta")
     for key, value in meta.items():
-        if value is None:
-            continue
-        if key in _STRINGS and not isinstance(value, str):
-            return _mismatch(value, key, "string")
-        if key in _INTEGERS and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            return _mismatch(value, key, "int64")
-        if key in _STRING_MAPS:
-            if not isinstance(value, dict):
-                return _mismatch(value, key, "map[string]string")
-            for v in value.values():
-                if v is not None and not isinstance(v, str):
-                    return _mismatch(v, key, "string")
-        if key in _LISTS and not isinstance(value, list):
-            return _mismatch(value, key, "[]string" if key == "finalizers" else f"[]v1.{_ITEM_TYPES[key]}")
-        if key == "finalizers":
-            for v in value:
-                if v is not None and not isinstance(v, str):
-                    return _mismatch(v, key, "string")
+        problem = member_error(key, value, "ObjectMeta.metadata")
+        if problem is not None:
+            return problem
     return None
 
 

@@ -11,10 +11,11 @@ decoder and ``customResourceStrategy``):
    makes them warnings, ``ignore`` drops them silently; then ``null`` values the schema does not
    allow are dropped and the schema's defaults applied;
 2. **mutating webhooks** (converted to the webhook's version when registered for another one; its
-   patch applied, then defaulted, converted back and pruned);
+   patch applied, then defaulted, not pruned: its nulls reach the validation; converted back);
 3. **validation**: ObjectMeta (names, labels, annotations), the OpenAPI schema, the scale
    subresource's replicas, embedded resources (:mod:`apiserver.embedded`), list-type uniqueness,
-   then the CEL rules (:mod:`apiserver.cel`) unless an earlier error blocks them (422, ``Kind.group "name" is invalid: ...``);
+   then the CEL rules (:mod:`apiserver.cel`) unless an earlier error blocks them (422,
+   ``Kind.group "name" is invalid: ...``);
 4. **validating webhooks**.
 
 The first step that refuses ends the pipeline, as in the API server.
@@ -98,7 +99,8 @@ def _meta(obj: JSONObject) -> JSONObject:
     return meta if isinstance(meta, dict) else {}
 
 
-def _name(obj: JSONObject) -> str:
+def object_name(obj: JSONObject) -> str:
+    """``metadata.name``, or "" (as the API server names the object in its messages)."""
     name = _meta(obj).get("name")
     return name if isinstance(name, str) else ""
 
@@ -114,7 +116,8 @@ def coerce(obj: JSONObject, version: Version, defaults: bool = True) -> list[str
 
 
 class ConversionFailed(Exception):
-    """The conversion webhook failed; the message is the API server's."""
+    """The conversion webhook failed; the message is the error the API server wraps as an internal
+    error (:func:`internal_error`)."""
 
 
 def _convert(obj: JSONObject, to: Version, service: Service) -> JSONObject:
@@ -123,17 +126,14 @@ def _convert(obj: JSONObject, to: Version, service: Service) -> JSONObject:
     request's plain converter: the result is neither pruned nor defaulted, and its nulls stay."""
     if obj.get("apiVersion") == to.api_version:
         return obj
+    webhook = f"Internal error occurred: conversion webhook for {obj.get('apiVersion')}, Kind={obj.get('kind')}"
     try:
         out = service.convert(sorted_copy(obj), to.api_version)
     except Exception as exc:
-        raise ConversionFailed(
-            f"Internal error occurred: Internal error occurred: conversion webhook for {obj.get('apiVersion')}, "
-            f"Kind={obj.get('kind')} failed: {exc}") from exc
+        raise ConversionFailed(f"{webhook} failed: {exc}") from exc
     problem = objectmeta.converted_metadata_error(obj.get("metadata"), out.get("metadata"))
     if problem is not None:
-        raise ConversionFailed(
-            f"Internal error occurred: Internal error occurred: conversion webhook for {obj.get('apiVersion')}, "
-            f"Kind={obj.get('kind')} returned invalid metadata: {problem}")
+        raise ConversionFailed(f"{webhook} returned invalid metadata: {problem}")
     meta = {k: v for k, v in _meta(obj).items() if k not in ("labels", "annotations")}
     for key in ("labels", "annotations"):
         if _meta(out).get(key):
@@ -266,7 +266,7 @@ def before_webhooks(doc: JSONObject, source: str = "-", validation: FieldValidat
     version = crds.mapping(api_version, kind)
     if version is None:
         ns = str(_meta(doc).get("namespace") or "")
-        return None, None, Outcome(False, client_error=no_match(kind, api_version, _name(doc), ns, source))
+        return None, None, Outcome(False, client_error=no_match(kind, api_version, object_name(doc), ns, source))
     obj = copy.deepcopy(doc)
     out = Outcome(False, skipped=cluster_rules({**doc, "kind": version.kind}))  # a kind in lower case too
     if version.deprecation_warning:
@@ -291,7 +291,6 @@ def create(doc: JSONObject, service: Service, source: str = "-",
     version, obj, out = before_webhooks(doc, source, validation, namespace)
     if version is None or obj is None:
         return out
-    kind = version.kind
     try:
         mutated = _mutate(obj, version, service, out)
         if mutated is None:
@@ -302,7 +301,7 @@ def create(doc: JSONObject, service: Service, source: str = "-",
         kind = str(mutated.get("kind", ""))
         errs = validation_errors(mutated, version) if kind == version.kind else kind_errors(mutated, version)
         if errs:
-            out.status = invalid(kind, _name(mutated), errs)
+            out.status = invalid(kind, object_name(mutated), errs)
             return out
         for hook in admission.hooks(kind, version.name, "validate"):
             _, response = _call(hook, mutated, version, service)
@@ -311,7 +310,7 @@ def create(doc: JSONObject, service: Service, source: str = "-",
                 out.status = admission.denial_status(hook.name, response)
                 return out
     except ConversionFailed as exc:
-        out.status = internal_error(str(exc).removeprefix("Internal error occurred: "))
+        out.status = internal_error(str(exc))
         return out
     out.allowed = True
     structural.prune(mutated, version.schema)  # the storage's decoding

@@ -46,12 +46,6 @@ class Prepared:
     warnings: list[str] = field(default_factory=list)
 
 
-def _name(obj: JSONObject) -> str:
-    meta = obj.get("metadata")
-    name = meta.get("name") if isinstance(meta, dict) else None
-    return name if isinstance(name, str) else ""
-
-
 def _served(obj: JSONObject, where: str) -> crds.Version:
     api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
     if api_version.partition("/")[0] != GROUP or "/" not in api_version:
@@ -101,6 +95,6 @@ def prepare(review: JSONObject, validating: bool, validation: FieldValidation = 
         stored = sent.get("oldObject") if operation == "UPDATE" else None
         errs = pipeline.validation_errors(decoded, version, stored if isinstance(stored, dict) else None, out.warnings)
         if errs:
-            return Prepared(None, pipeline.invalid(version.kind, _name(decoded), errs), out.warnings)
+            return Prepared(None, pipeline.invalid(version.kind, pipeline.object_name(decoded), errs), out.warnings)
     sent["object"] = decoded
     return out

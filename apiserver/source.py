@@ -58,7 +58,6 @@ class Loader(yaml.SafeLoader):
             mapping[_json_key(key)] = self.construct_object(value_node, deep=deep)
         return mapping
 
-
     def construct_document(self, node: yaml.Node) -> Any:
         return unaliased(super().construct_document(node))
 
@@ -135,12 +134,6 @@ def _json_key(key: str | int | float) -> str:
     if isinstance(key, float):
         return go_format_float(key)
     return key
-
-
-Loader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 class SourceError(Exception):
