@@ -175,18 +175,10 @@ def relative_field_path(json_path: str) -> str:
     return text
 
 
-_COMPILED: dict[int, tuple[Schema, tuple[Rule, ...]]] = {}
-
-
+@functools.cache
 def rules_of(schema: Schema) -> tuple[Rule, ...]:
-    """The node's rules, compiled once per node."""
-    if not schema.rules:
-        return ()
-    hit = _COMPILED.get(id(schema))
-    if hit is None or hit[0] is not schema:
-        hit = (schema, tuple(_compile(r) for r in schema.rules))
-        _COMPILED[id(schema)] = hit
-    return hit[1]
+    """The node's rules, compiled once per node (schema nodes hash by identity)."""
+    return tuple(_compile(r) for r in schema.rules)
 
 
 @functools.cache

@@ -23,6 +23,8 @@ _SPECIAL_FLOATS = {
 }
 _YAML_STYLE_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
 _GO_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+\.?[0-9]*)([eE][-+]?[0-9]+)?\Z")
+_DIGITS = {2: frozenset("01"), 8: frozenset("01234567"), 10: frozenset("0123456789"),
+           16: frozenset("0123456789abcdefABCDEF")}
 _MAX_INT64 = 2**63 - 1
 _MAX_UINT64 = 2**64 - 1
 
@@ -45,7 +47,7 @@ def _parse_int(text: str, bits_signed: bool) -> int | None:
         digits, base = body[1:], 8
     else:
         digits, base = body, 10
-    if not digits or not all(c in "0123456789abcdefABCDEF"[: base + (6 if base == 16 else 0)] for c in digits):
+    if not digits or not set(digits) <= _DIGITS[base]:
         return None
     value = sign * int(digits, base)
     if bits_signed:
