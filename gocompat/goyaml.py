@@ -96,12 +96,5 @@ def resolve(plain: str) -> NotString | str:
                 return number
         if _YAML_STYLE_FLOAT.match(digits):
             return _as_json_number(float(digits))
-        if digits.startswith(("0b", "-0b")):
-            negative = digits.startswith("-")
-            body = digits[3:] if negative else digits[2:]
-            if body and set(body) <= {"0", "1"}:
-                value = int(body, 2) * (-1 if negative else 1)
-                if value <= _MAX_UINT64:
-                    return value
-        return plain
+        return plain  # go-yaml's own 0b branch parses what ParseInt (base 0) already did, in the same range
     return plain

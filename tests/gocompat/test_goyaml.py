@@ -27,6 +27,8 @@ from gocompat.goyaml import resolve
     # floats: no dot needed; read back from JSON as integers when whole
     ("1e3", 1000), ("1.0", 1), ("-0.0", 0), ("1.5", 1.5), (".5", 0.5), ("08", 8), ("1e21", 1e21),
     ("18446744073709551616", 18446744073709551616.0),
+    # binary past int64 / uint64 is no number to go-yaml (ParseInt's range error): a string
+    ("-0b1" + "0" * 64, "-0b1" + "0" * 64), ("0b1" + "0" * 64, "0b1" + "0" * 64), ("-0b1" + "0" * 63, -(2**63)),
     # strings PyYAML would read otherwise (sexagesimal numbers, timestamps) or Go would not parse
     ("22:22", "22:22"), ("2001-12-14", "2001-12-14"), ("1.2.3", "1.2.3"), ("+", "+"), ("0x", "0x"),
     ("${VAR}", "${VAR}"), ("1Gi", "1Gi"),
