@@ -14,14 +14,10 @@ import yaml
 
 from apiserver import cel, crds, pipeline
 from apiserver.crds import Schema
+from tests.examples import manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 Obj = dict[str, Any]
-
-
-def _example(name: str) -> Obj:
-    obj: Obj = yaml.safe_load((ROOT / "examples" / "manifests" / name).read_text())
-    return obj
 
 
 BETA = crds.lookup("nvidia.com/v1beta1", "DynamoGraphDeployment")
@@ -62,13 +58,13 @@ def _errors(obj: Obj, version: crds.Version) -> list[str]:
 
 
 def _beta(edit: Any) -> list[str]:
-    obj = _example("dgd-agg-v1beta1.yaml")
+    obj = manifest("dgd-agg-v1beta1.yaml")
     edit(obj["spec"])
     return _errors(obj, BETA)
 
 
 def _alpha(edit: Any) -> list[str]:
-    obj = _example("dgd-agg-v1alpha1.yaml")
+    obj = manifest("dgd-agg-v1alpha1.yaml")
     edit(next(iter(obj["spec"]["services"].values())))
     return _errors(obj, ALPHA)
 
@@ -163,7 +159,7 @@ def test_numbers_of_type_number_are_doubles() -> None:
 
 
 def test_transition_rules_run_on_update_only() -> None:
-    obj = _example("dgd-agg-v1beta1.yaml")
+    obj = manifest("dgd-agg-v1beta1.yaml")
     obj["spec"]["components"][0].update(replicas=3, minAvailable=2)
     assert _errors(obj, BETA) == []
     old = copy.deepcopy(obj)
@@ -177,7 +173,7 @@ def test_transition_rules_run_on_update_only() -> None:
 
 
 def test_an_optional_old_self_rule_runs_on_create_and_on_update() -> None:
-    obj = _example("dgd-agg-v1beta1.yaml")
+    obj = manifest("dgd-agg-v1beta1.yaml")
     obj["spec"]["restart"] = {"id": "now"}
     assert len(_errors(obj, BETA)) == 1
     old = copy.deepcopy(obj)
@@ -186,7 +182,7 @@ def test_an_optional_old_self_rule_runs_on_create_and_on_update() -> None:
 
 
 def test_an_unchanged_failing_value_ratchets_to_a_warning_on_update() -> None:
-    obj = _example("dgd-agg-v1alpha1.yaml")
+    obj = manifest("dgd-agg-v1alpha1.yaml")
     next(iter(obj["spec"]["services"].values()))["sharedMemory"] = {"disabled": False}
     result = cel.validate(obj, ALPHA.schema, copy.deepcopy(obj))
     assert result.errors == []
@@ -196,7 +192,7 @@ def test_an_unchanged_failing_value_ratchets_to_a_warning_on_update() -> None:
 
 
 def test_a_blocking_schema_error_keeps_the_rules_from_running(service: Any) -> None:
-    obj = _example("dgd-agg-v1beta1.yaml")
+    obj = manifest("dgd-agg-v1beta1.yaml")
     obj["metadata"]["namespace"] = "default"
     obj["spec"]["restart"] = {"id": "now"}
     obj["spec"]["components"][0]["type"] = "wrker"

@@ -4,15 +4,13 @@ validation), kept here verbatim."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from apiserver import pipeline
+from tests.examples import manifest
 
-ROOT = Path(__file__).resolve().parents[2]
 PREFIX = 'DynamoGraphDeploymentRequest in version "v1beta1" cannot be handled as a DynamoGraphDeploymentRequest: '
 INVALID = 'DynamoGraphDeploymentRequest.nvidia.com "p" is invalid: '
 DNS1035 = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
@@ -84,7 +82,7 @@ CASES: list[tuple[str, Any, int, str]] = [
 
 
 def _dgdr(dgd: Any) -> dict[str, Any]:
-    obj: dict[str, Any] = yaml.safe_load((ROOT / "examples" / "manifests" / "dgdr-v1beta1.yaml").read_text())
+    obj = manifest("dgdr-v1beta1.yaml")
     obj["metadata"] = {"name": "p", "namespace": "default"}
     obj["spec"]["overrides"] = {"dgd": dgd}
     return obj

@@ -12,14 +12,10 @@ import yaml
 
 from apiserver import pipeline
 from app.cli.offline import OfflineService
+from tests.examples import manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 Obj = dict[str, Any]
-
-
-def _example(name: str) -> Obj:
-    doc: Obj = yaml.safe_load((ROOT / "examples" / "manifests" / name).read_text())
-    return doc
 
 
 def _message(service: OfflineService, doc: Obj) -> str:
@@ -39,7 +35,7 @@ def test_every_example_is_accepted(service: OfflineService, name: str) -> None:
 
 
 def test_a_misspelt_field_is_an_unknown_field(service: OfflineService) -> None:
-    doc = _example("dgd-agg-v1beta1.yaml")
+    doc = manifest("dgd-agg-v1beta1.yaml")
     doc["spec"]["components"][0]["replicsa"] = doc["spec"]["components"][0].pop("replicas")
     assert _message(service, doc) == (
         'DynamoGraphDeployment in version "v1beta1" cannot be handled as a DynamoGraphDeployment: '
@@ -51,7 +47,7 @@ def test_a_misspelt_field_is_an_unknown_field(service: OfflineService) -> None:
 
 
 def test_an_enum_value_blocks_the_cel_rules(service: OfflineService) -> None:
-    doc = _example("dgd-agg-v1beta1.yaml")
+    doc = manifest("dgd-agg-v1beta1.yaml")
     doc["spec"]["components"][1]["type"] = "wrker"
     assert _message(service, doc) == (
         'DynamoGraphDeployment.nvidia.com "llama-agg" is invalid: [spec.components[1].type: Unsupported value: '
@@ -75,14 +71,14 @@ def test_an_enum_value_blocks_the_cel_rules(service: OfflineService) -> None:
                                'equal to 2147483647]'),
 ])
 def test_schema_and_scale_errors_of_a_scaling_adapter(service: OfflineService, change: Obj, expected: str) -> None:
-    doc = _example("dgdsa-v1beta1.yaml")
+    doc = manifest("dgdsa-v1beta1.yaml")
     doc["spec"].update(change)
     assert _message(service, doc) == (
         f'DynamoGraphDeploymentScalingAdapter.nvidia.com "llama-agg-worker" is invalid: {expected}')
 
 
 def test_metadata(service: OfflineService) -> None:
-    doc = _example("dgdsa-v1beta1.yaml")
+    doc = manifest("dgdsa-v1beta1.yaml")
     bad = copy.deepcopy(doc)
     bad["metadata"]["name"] = "Llama_Agg"
     assert _message(service, bad).endswith(
@@ -116,7 +112,7 @@ def test_label_keys_and_values_are_measured_in_bytes(service: OfflineService, la
                                                      expected: str) -> None:
     """apimachinery's ``content`` validators (label keys and values, since v1.34) count bytes and call a
     key of three parts a label key; names keep ``util/validation``'s characters."""
-    doc = _example("dgdsa-v1beta1.yaml")
+    doc = manifest("dgdsa-v1beta1.yaml")
     doc["metadata"]["labels"] = labels
     assert _message(service, doc) == f'DynamoGraphDeploymentScalingAdapter.nvidia.com "llama-agg-worker" is invalid: {expected}'
     doc["metadata"]["name"] = "x" * 254
@@ -127,7 +123,7 @@ def test_label_keys_and_values_are_measured_in_bytes(service: OfflineService, la
 
 
 def test_an_unknown_kind_is_kubectls_no_match(service: OfflineService) -> None:
-    doc = _example("dgdsa-v1beta1.yaml")
+    doc = manifest("dgdsa-v1beta1.yaml")
     doc["kind"] = "DynamoGraphDeploy"
     assert _message(service, doc) == (
         'resource mapping not found for name: "llama-agg-worker" namespace: "inference" from "f.yaml": no matches '
@@ -135,26 +131,26 @@ def test_an_unknown_kind_is_kubectls_no_match(service: OfflineService) -> None:
 
 
 def test_a_listmap_key_given_twice(service: OfflineService) -> None:
-    doc = _example("dcd-v1beta1.yaml")
+    doc = manifest("dcd-v1beta1.yaml")
     containers = doc["spec"]["podTemplate"]["spec"]["containers"]
     containers.append(copy.deepcopy(containers[0]))
     assert 'spec.podTemplate.spec.containers[1]: Duplicate value: {"name":"main"}' in _message(service, doc)
 
 
 def test_defaults_of_the_schema_are_applied(service: OfflineService) -> None:
-    out = pipeline.create(_example("dgdr-v1beta1.yaml"), service)
+    out = pipeline.create(manifest("dgdr-v1beta1.yaml"), service)
     assert out.allowed and out.stored is not None
 
 
 def test_a_webhook_denial_names_the_webhook(service: OfflineService) -> None:
-    doc = _example("dgd-agg-v1beta1.yaml")
+    doc = manifest("dgd-agg-v1beta1.yaml")
     doc["spec"]["components"][1]["replicas"] = "two"
     message = _message(service, doc)
     assert message.startswith('admission webhook "mdynamographdeployment.kb.io" denied the request: ')
 
 
 def test_an_epp_component_reports_the_cluster_lookup_as_skipped(service: OfflineService) -> None:
-    doc = _example("dgd-agg-v1beta1.yaml")
+    doc = manifest("dgd-agg-v1beta1.yaml")
     doc["spec"]["components"][0]["type"] = "epp"
     out = pipeline.create(doc, service)
     assert any("InferencePool" in s for s in out.skipped)
@@ -165,22 +161,22 @@ def test_a_kind_in_lower_case_is_mapped_by_kubectl(service: OfflineService) -> N
     API server's decoder then neither prunes nor defaults it (its kind is not the CRD's), each webhook
     gets it with the CRD's kind, which a patch keeps; without a patch the validation refuses the kind,
     and the conversion webhook refuses a kind it does not know."""
-    dgd = _example("dgd-agg-v1beta1.yaml")
+    dgd = manifest("dgd-agg-v1beta1.yaml")
     dgd["kind"] = "dynamographdeployment"
     dgd["spec"]["bogus"] = 1
     out = pipeline.create(dgd, service)
     assert out.allowed and out.stored is not None
     assert out.stored["kind"] == "DynamoGraphDeployment" and "bogus" not in out.stored["spec"]
-    dcd = _example("dcd-v1beta1.yaml")
+    dcd = manifest("dcd-v1beta1.yaml")
     dcd["kind"] = "dynamocomponentdeployment"
     assert _message(service, dcd) == ('dynamocomponentdeployment.nvidia.com "decode-worker" is invalid: kind: '
                                       'Invalid value: "dynamocomponentdeployment": must be DynamoComponentDeployment')
-    alpha = _example("dgd-agg-v1alpha1.yaml")
+    alpha = manifest("dgd-agg-v1alpha1.yaml")
     alpha["kind"] = "dynamographdeployment"
     assert _message(service, alpha).startswith(
         "Internal error occurred: Internal error occurred: conversion webhook for nvidia.com/v1alpha1, "
         "Kind=dynamographdeployment failed: unsupported kind 'dynamographdeployment'")
-    mixed = _example("dgd-agg-v1beta1.yaml")
+    mixed = manifest("dgd-agg-v1beta1.yaml")
     mixed["kind"] = "dynamoGraphDeployment"
     assert _message(service, mixed).startswith("resource mapping not found")
 
@@ -189,7 +185,7 @@ def test_a_null_the_mutating_webhook_writes_is_validated_not_dropped(service: Of
     """The defaulter writes the object whole (``containers: null`` for a pod spec without containers);
     the API server decodes and defaults the patched object without dropping nulls, so the schema
     refuses it."""
-    doc = _example("dgd-agg-v1beta1.yaml")
+    doc = manifest("dgd-agg-v1beta1.yaml")
     del doc["spec"]["components"][0]["podTemplate"]["spec"]["containers"]
     assert _message(service, doc) == (
         'DynamoGraphDeployment.nvidia.com "llama-agg" is invalid: [spec.components[0].podTemplate.spec.containers: '
@@ -201,7 +197,7 @@ def test_a_null_the_mutating_webhook_writes_is_validated_not_dropped(service: Of
 def test_webhooks_get_the_object_with_its_keys_sorted(service: OfflineService) -> None:
     """The API server encodes the object it sends with every map's keys sorted; a webhook that names only
     the first problem it meets (the defaulter's typed decode) names the first in that order."""
-    doc = _example("dcd-v1beta1.yaml")
+    doc = manifest("dcd-v1beta1.yaml")
     container = doc["spec"]["podTemplate"]["spec"]["containers"][0]
     container["name"], container["image"] = 1, 2
     assert _message(service, doc).endswith("request.object.spec.podTemplate.spec.containers[0].image: "
@@ -212,7 +208,7 @@ def test_metadata_the_conversion_changes_is_validated_by_the_conversion(service:
     """The API server validates the labels and annotations a conversion webhook returns when they changed
     (``restoreObjectMeta``, with the path ``metadata.annotation``): an invalid annotation key of a v1alpha1
     object fails its conversion for the hub-registered mutating webhook (500), before any validation."""
-    doc = _example("dgd-agg-v1alpha1.yaml")
+    doc = manifest("dgd-agg-v1alpha1.yaml")
     doc["metadata"]["annotations"] = {"-x/y": "v"}
     out = pipeline.create(doc, service)
     assert out.status is not None and out.status["code"] == 500
@@ -225,7 +221,7 @@ def test_metadata_the_conversion_changes_is_validated_by_the_conversion(service:
 
 
 def test_kubectl_decodes_metadata_before_it_looks_the_kind_up(service: OfflineService) -> None:
-    doc = _example("dcd-v1beta1.yaml")
+    doc = manifest("dcd-v1beta1.yaml")
     doc["apiVersion"] = "nvidia.com/v2alpha1"
     doc["metadata"]["annotations"] = {"a": True}
     assert _message(service, doc) == ('unable to decode "f.yaml": json: cannot unmarshal bool into Go struct '
@@ -246,7 +242,7 @@ def test_a_conversion_in_admission_keeps_its_nulls(service: OfflineService) -> N
 
 def test_a_kind_in_lower_case_reports_the_cluster_lookups_and_unknown_fields_as_written(
         service: OfflineService) -> None:
-    dgd = _example("dgd-agg-v1beta1.yaml")
+    dgd = manifest("dgd-agg-v1beta1.yaml")
     dgd["kind"] = "dynamographdeployment"
     dgd["spec"]["components"][0]["type"] = "epp"
     assert any("InferencePool" in s for s in pipeline.create(dgd, service).skipped)

@@ -5,8 +5,6 @@ the words :mod:`apiserver.pipeline` gives ``lint``."""
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,14 +12,9 @@ import pytest
 from apiserver import pipeline
 from apiserver.request import NotModelled, prepare
 from app.cli.offline import OfflineService
+from tests.examples import admission_review
 
-ROOT = Path(__file__).resolve().parents[2]
 Obj = dict[str, Any]
-
-
-def _review(name: str) -> Obj:
-    review: Obj = json.loads((ROOT / "examples" / "admission" / name).read_text())
-    return review
 
 
 def _with_port(review: Obj) -> Obj:
@@ -32,7 +25,7 @@ def _with_port(review: Obj) -> Obj:
 
 
 def test_the_object_is_pruned_and_defaulted_as_a_create_would_be(service: OfflineService) -> None:
-    review = _with_port(_review("dgd-v1beta1-create.json"))
+    review = _with_port(admission_review("dgd-v1beta1-create.json"))
     review["request"]["object"]["spec"]["components"][0]["podTemplate"]["spec"]["containers"][0]["workingDir"] = None
     prepared = prepare(review, validating=False)
     assert prepared.review is not None and prepared.status is None and prepared.warnings == []
@@ -51,7 +44,7 @@ def test_the_object_is_pruned_and_defaulted_as_a_create_would_be(service: Offlin
 
 @pytest.mark.parametrize("validating", [True, False])
 def test_an_unknown_field_is_refused_warned_or_dropped(validating: bool) -> None:
-    review = _review("dgd-v1beta1-create.json")
+    review = admission_review("dgd-v1beta1-create.json")
     review["request"]["object"]["spec"]["components"][0]["replicsa"] = 1
     refused = prepare(review, validating)
     assert refused.review is None and refused.status is not None
@@ -68,7 +61,7 @@ def test_an_unknown_field_is_refused_warned_or_dropped(validating: bool) -> None
 
 
 def test_the_schema_is_checked_before_a_validating_webhook_only(service: OfflineService) -> None:
-    review = _review("dgdsa-v1beta1-create.json")
+    review = admission_review("dgdsa-v1beta1-create.json")
     review["request"]["object"]["spec"]["replicas"] = -1
     refused = prepare(review, validating=True)
     assert refused.review is None and refused.status is not None
@@ -85,7 +78,7 @@ def test_the_schema_is_checked_before_a_validating_webhook_only(service: Offline
 
 
 def test_an_update_decodes_both_objects_the_old_one_as_stored() -> None:
-    review = _with_port(_review("dgd-v1beta1-update-backend.json"))
+    review = _with_port(admission_review("dgd-v1beta1-update-backend.json"))
     old = review["request"]["oldObject"]
     old["spec"]["removedField"] = True  # a stored object keeps no unknown field: pruned when read, never refused
     old["status"] = {"state": "successful"}
@@ -104,7 +97,7 @@ def test_an_update_decodes_both_objects_the_old_one_as_stored() -> None:
 
 
 def test_the_request_namespace_fills_an_object_without_one() -> None:
-    review = _review("dgdsa-v1beta1-create.json")
+    review = admission_review("dgdsa-v1beta1-create.json")
     del review["request"]["object"]["metadata"]["namespace"]
     prepared = prepare(review, validating=True)
     assert prepared.review is not None
@@ -112,7 +105,7 @@ def test_the_request_namespace_fills_an_object_without_one() -> None:
 
 
 def test_a_deprecated_version_warns() -> None:
-    prepared = prepare(_review("dgd-v1alpha1-create.json"), validating=True)
+    prepared = prepare(admission_review("dgd-v1alpha1-create.json"), validating=True)
     assert prepared.warnings == [
         "nvidia.com/v1alpha1 DynamoGraphDeployment is deprecated; use nvidia.com/v1beta1 DynamoGraphDeployment"]
 
@@ -124,7 +117,7 @@ def test_a_deprecated_version_warns() -> None:
                                                 "in 'nvidia.com/v1beta1': no such request reaches the API server"),
 ])
 def test_objects_the_package_does_not_model(api_version: str, kind: str, message: str) -> None:
-    review = _review("dgdsa-v1beta1-create.json")
+    review = admission_review("dgdsa-v1beta1-create.json")
     review["request"]["object"].update(apiVersion=api_version, kind=kind)
     with pytest.raises(NotModelled) as raised:
         prepare(review, validating=True)
@@ -136,14 +129,14 @@ def test_objects_the_package_does_not_model(api_version: str, kind: str, message
 
 
 def test_a_created_objects_status_is_dropped_before_validation() -> None:
-    review = _review("dgd-v1beta1-create.json")
+    review = admission_review("dgd-v1beta1-create.json")
     review["request"]["object"]["status"] = {"state": 5}  # of the wrong type: never validated on a create
     prepared = prepare(review, validating=True)
     assert prepared.review is not None and "status" not in prepared.review["request"]["object"]
 
 
 def test_a_malformed_namespace_is_not_found() -> None:
-    review = _review("dgdsa-v1beta1-create.json")
+    review = admission_review("dgdsa-v1beta1-create.json")
     del review["request"]["object"]["metadata"]["namespace"]
     review["request"]["namespace"] = "Team_A"
     refused = prepare(review, validating=False)
@@ -153,14 +146,14 @@ def test_a_malformed_namespace_is_not_found() -> None:
 
 
 def test_metadata_kubectl_cannot_decode() -> None:
-    review = _review("dgdsa-v1beta1-create.json")
+    review = admission_review("dgdsa-v1beta1-create.json")
     review["request"]["object"]["metadata"]["labels"] = {"a": 1}
     with pytest.raises(NotModelled, match="kubectl refuses to send it: unable to decode"):
         prepare(review, validating=True)
 
 
 def test_an_update_runs_the_cel_transition_rules_against_the_old_object() -> None:
-    review = _review("dgd-v1beta1-update-backend.json")
+    review = admission_review("dgd-v1beta1-update-backend.json")
     for obj, min_available in ((review["request"]["oldObject"], 1), (review["request"]["object"], 2)):
         obj["spec"]["components"][0].update(replicas=3, minAvailable=min_available)
     refused = prepare(review, validating=True)
@@ -176,7 +169,7 @@ def test_an_update_runs_the_cel_transition_rules_against_the_old_object() -> Non
 
 
 def test_an_update_leaving_a_failing_value_unchanged_is_warned_about() -> None:
-    review = _review("dgd-v1beta1-update-backend.json")
+    review = admission_review("dgd-v1beta1-update-backend.json")
     for obj in (review["request"]["oldObject"], review["request"]["object"]):
         obj["spec"]["components"][0].update(
             experimental={"gpuMemoryService": {"mode": "InterPod", "extraClientContainers": ["sidecar"]}})

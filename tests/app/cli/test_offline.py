@@ -12,14 +12,10 @@ import pytest
 
 import app.review.dispatch
 from app.cli.main import main
+from tests.examples import admission_review
 
 ROOT = Path(__file__).resolve().parents[3]
 Obj = dict[str, Any]
-
-
-def _review(name: str) -> Obj:
-    review: Obj = json.loads((ROOT / "examples" / "admission" / name).read_text())
-    return review
 
 
 def _write(tmp_path: Path, review: Obj) -> str:
@@ -35,7 +31,7 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Obj]:
 
 
 def _misspelt(tmp_path: Path) -> str:
-    review = _review("dgd-v1beta1-create.json")
+    review = admission_review("dgd-v1beta1-create.json")
     review["request"]["object"]["spec"]["components"][0]["replicsa"] = 1
     return _write(tmp_path, review)
 
@@ -66,7 +62,7 @@ def test_validate_warn_and_ignore(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_a_schema_error_is_refused_before_a_validating_webhook(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    review = _review("dgdsa-v1beta1-create.json")
+    review = admission_review("dgdsa-v1beta1-create.json")
     review["request"]["object"]["spec"]["replicas"] = -1
     path = _write(tmp_path, review)
     code, out = _run(capsys, "--apiserver", "--path", "/validate", path)
@@ -86,7 +82,7 @@ def test_a_schema_error_is_refused_before_a_validating_webhook(tmp_path: Path,
 
 def test_the_webhook_answers_the_defaulted_object(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    review = _review("dgd-v1beta1-create.json")
+    review = admission_review("dgd-v1beta1-create.json")
     container = review["request"]["object"]["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]
     container["ports"] = [{"containerPort": 8000, "name": "http"}]
     seen: list[Obj] = []
@@ -109,7 +105,7 @@ def test_the_webhook_answers_the_defaulted_object(tmp_path: Path, capsys: pytest
 
 
 def test_an_update(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    review = _review("dgd-v1beta1-update-backend.json")
+    review = admission_review("dgd-v1beta1-update-backend.json")
     review["request"]["oldObject"]["spec"]["removedField"] = True  # pruned when read from storage
     path = _write(tmp_path, review)
     code, out = _run(capsys, "--apiserver", path)
@@ -144,7 +140,7 @@ def test_a_deprecated_version_warns(capsys: pytest.CaptureFixture[str]) -> None:
 ])
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Obj, args: list[str],
                              message: str) -> None:
-    review = _review("dgdsa-v1beta1-create.json")
+    review = admission_review("dgdsa-v1beta1-create.json")
     review["request"]["object"].update(change)
     assert main(["review", *args, _write(tmp_path, review)]) == 2
     assert message in capsys.readouterr().err
