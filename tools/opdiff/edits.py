@@ -35,14 +35,15 @@ def slots(node: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
             yield from slots(value, (*path, i))
 
 
-def _parent(obj: Any, path: Path) -> Any:
+def parent(obj: Any, path: Path) -> Any:
+    """The value holding the last part of ``path``."""
     for part in path[:-1]:
         obj = obj[part]
     return obj
 
 
 def _set(obj: Obj, path: Path, value: Any) -> None:
-    _parent(obj, path)[path[-1]] = value
+    parent(obj, path)[path[-1]] = value
 
 
 def _editable(path: Path) -> bool:
@@ -54,11 +55,11 @@ def delete(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     if not paths:
         return False
     path = rng.choice(paths)
-    parent = _parent(obj, path)
-    if isinstance(parent, dict):
-        del parent[path[-1]]
+    holder = parent(obj, path)
+    if isinstance(holder, dict):
+        del holder[path[-1]]
     else:
-        parent.pop(path[-1])
+        holder.pop(path[-1])
     return True
 
 
@@ -106,7 +107,7 @@ def duplicate(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     if not lists:
         return False
     path = rng.choice(lists)
-    items = _parent(obj, path)[path[-1]]
+    items = parent(obj, path)[path[-1]]
     items.append(copy.deepcopy(rng.choice(items)))
     return True
 
@@ -156,17 +157,29 @@ def status(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     return True
 
 
-EDITS: tuple[Callable[[random.Random, Obj, list[Obj]], bool], ...] = (
+Edit = Callable[[random.Random, Obj, list[Obj]], bool]
+
+EDITS: tuple[Edit, ...] = (
     delete, delete, flip, flip, swap, swap, graft, duplicate, quantity, quantity, epp, empty_template, big_number,
     status,
 )
 
 
-def edited(rng: random.Random, base: Obj, donors: list[Obj], max_edits: int = 3) -> Obj:
-    """A copy of ``base`` with one to ``max_edits`` random edits (its name and kind kept)."""
+def apply_edits(rng: random.Random, base: Obj, donors: list[Obj], max_edits: int,
+                choices: tuple[Edit, ...]) -> tuple[Obj, list[str]]:
+    """A copy of ``base`` with one to ``max_edits`` edits drawn from ``choices`` (five tries each for
+    one that applies), and the names of the edits made."""
     obj = copy.deepcopy(base)
+    made: list[str] = []
     for _ in range(rng.randint(1, max_edits)):
         for _attempt in range(5):
-            if rng.choice(EDITS)(rng, obj, donors):
+            edit = rng.choice(choices)
+            if edit(rng, obj, donors):
+                made.append(edit.__name__)
                 break
-    return obj
+    return obj, made
+
+
+def edited(rng: random.Random, base: Obj, donors: list[Obj], max_edits: int = 3) -> Obj:
+    """A copy of ``base`` with one to ``max_edits`` random edits (its name and kind kept)."""
+    return apply_edits(rng, base, donors, max_edits, EDITS)[0]

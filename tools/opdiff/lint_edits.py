@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable
 from typing import Any
 
 from tools.opdiff import edits
-from tools.opdiff.edits import Obj, Path, slots
-
-Edit = Callable[[random.Random, Obj, list[Obj]], bool]
+from tools.opdiff.edits import Edit, Obj, Path, parent, slots
 
 #: Keys whose values are (mostly) enums in the Dynamo CRDs or in the Kubernetes types they embed.
 ENUM_KEYS = {
@@ -115,13 +112,6 @@ def _typo(rng: random.Random, word: str) -> str:
     return word[:i] + word[i] + word[i:]
 
 
-def _holder(obj: Obj, path: Path) -> Any:
-    node: Any = obj
-    for part in path[:-1]:
-        node = node[part]
-    return node
-
-
 def mistyped_key(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     """A key written with a typo (``replicas`` as ``replicsa``): an unknown field, unless the object
     keeps unknown fields."""
@@ -129,7 +119,7 @@ def mistyped_key(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     if not paths:
         return False
     path = rng.choice(paths)
-    holder = _holder(obj, path)
+    holder = parent(obj, path)
     key = str(path[-1])
     new = _typo(rng, key)
     if new in holder:
@@ -149,7 +139,7 @@ def misspelled_value(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     if not paths:
         return False
     path = rng.choice(paths)
-    holder = _holder(obj, path)
+    holder = parent(obj, path)
     holder[path[-1]] = _typo(rng, holder[path[-1]])
     return True
 
@@ -177,7 +167,7 @@ def type_flip(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     if not paths:
         return False
     path = rng.choice(paths)
-    holder = _holder(obj, path)
+    holder = parent(obj, path)
     holder[path[-1]] = copy.deepcopy(_flipped(rng, holder[path[-1]]))
     return True
 
@@ -188,7 +178,7 @@ def required_deleted(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     if not paths:
         return False
     path = rng.choice(paths)
-    del _holder(obj, path)[path[-1]]
+    del parent(obj, path)[path[-1]]
     return True
 
 
@@ -212,7 +202,7 @@ def pattern_broken(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
         rng.choice(holders)["runtimeVersionOverride"] = rng.choice(PATTERN_BREAKS["runtimeVersionOverride"])
         return True
     path = rng.choice(paths)
-    _holder(obj, path)[path[-1]] = rng.choice(PATTERN_BREAKS[str(path[-1])])
+    parent(obj, path)[path[-1]] = rng.choice(PATTERN_BREAKS[str(path[-1])])
     return True
 
 
@@ -222,7 +212,7 @@ def out_of_range(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     if not paths:
         return False
     path = rng.choice(paths)
-    _holder(obj, path)[path[-1]] = rng.choice((-1, -100, 0, 2**31, 2**63 - 1))
+    parent(obj, path)[path[-1]] = rng.choice((-1, -100, 0, 2**31, 2**63 - 1))
     return True
 
 
@@ -232,7 +222,7 @@ def null_value(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     if not paths:
         return False
     path = rng.choice(paths)
-    _holder(obj, path)[path[-1]] = None
+    parent(obj, path)[path[-1]] = None
     return True
 
 
@@ -360,12 +350,4 @@ NAMING = {"bad_metadata"}
 
 def edited(rng: random.Random, base: Obj, donors: list[Obj], max_edits: int = 2) -> tuple[Obj, list[str]]:
     """A copy of ``base`` with one to ``max_edits`` random edits, and the names of the edits made."""
-    obj = copy.deepcopy(base)
-    made: list[str] = []
-    for _ in range(rng.randint(1, max_edits)):
-        for _attempt in range(5):
-            edit = rng.choice(EDITS)
-            if edit(rng, obj, donors):
-                made.append(edit.__name__)
-                break
-    return obj, made
+    return edits.apply_edits(rng, base, donors, max_edits, EDITS)
