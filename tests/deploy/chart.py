@@ -20,9 +20,13 @@ CHART = ROOT / "charts" / "dynamo-webhook"
 #: Values of each cert mode, by the overlay that renders the same objects.
 MODE_VALUES = {"self-signed": ("certMode=selfSigned",), "cert-manager": ("certMode=certManager",)}
 #: Labels the chart adds to every object's metadata and deploy/ does not have.
-HELM_LABELS = ("helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/version")
+HELM_LABELS = ("helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/version")
 #: The post-install/post-upgrade Job that stands for deploy/'s partial CRDs.
 CRD_JOB = "dynamo-webhook-crd-conversion"
+#: The pre-delete Job that releases the CRDs' conversion on uninstall.
+RELEASE_JOB = "dynamo-webhook-crd-release"
+#: The prometheus-operator's kinds, as a cluster serving them tells Helm (``--api-versions``).
+MONITORING_APIS = ("monitoring.coreos.com/v1/ServiceMonitor", "monitoring.coreos.com/v1/PrometheusRule")
 
 Obj = dict[str, Any]
 
@@ -39,23 +43,33 @@ def run_helm(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
     return subprocess.run([helm(), *args], capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def template_args(values: Sequence[str], namespace: str, release: str) -> list[str]:
+def template_args(values: Sequence[str], namespace: str, release: str, api_versions: Sequence[str] = ()) -> list[str]:
     args = ["template", release, str(CHART), "--namespace", namespace]
     for value in values:
         args += ["--set", value]
+    for api in api_versions:
+        args += ["--api-versions", api]
     return args
 
 
 @functools.cache
-def _rendered(values: tuple[str, ...], namespace: str, release: str) -> tuple[Obj, ...]:
-    proc = run_helm(*template_args(values, namespace, release))
+def _rendered(values: tuple[str, ...], namespace: str, release: str, api_versions: tuple[str, ...]) -> tuple[Obj, ...]:
+    proc = run_helm(*template_args(values, namespace, release, api_versions))
     assert proc.returncode == 0, f"helm template {' '.join(values)} failed:\n{proc.stderr}"
     return tuple(d for d in yaml.safe_load_all(proc.stdout) if d)
 
 
-def render(*values: str, namespace: str = "dynamo-system", release: str = "dynamo-webhook") -> list[Obj]:
-    """``helm template`` with ``--set`` values, parsed (a fresh copy each call)."""
-    return copy.deepcopy(list(_rendered(tuple(values), namespace, release)))
+def render(*values: str, namespace: str = "dynamo-system", release: str = "dynamo-webhook",
+           api_versions: Sequence[str] = MONITORING_APIS) -> list[Obj]:
+    """``helm template`` with ``--set`` values, parsed (a fresh copy each call), for a cluster that
+    serves ``api_versions`` beside the built-in ones (by default the prometheus-operator's, as
+    deploy/ assumes)."""
+    return copy.deepcopy(list(_rendered(tuple(values), namespace, release, tuple(api_versions))))
+
+
+def is_hook(obj: Obj) -> bool:
+    """A Helm hook (the CRD Jobs, the test's objects): not part of the release's manifest."""
+    return "helm.sh/hook" in (obj["metadata"].get("annotations") or {})
 
 
 def refused(*values: str) -> str:
@@ -65,13 +79,14 @@ def refused(*values: str) -> str:
     return proc.stderr
 
 
-def strip_helm_labels(obj: Obj) -> Obj:
+def strip_helm_labels(obj: Obj, release: str = "dynamo-webhook") -> Obj:
     """The object without the labels only Helm adds, after checking they are there as Helm sets them."""
     out = copy.deepcopy(obj)
     labels = out["metadata"]["labels"]
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     assert labels.pop("helm.sh/chart") == f"{chart['name']}-{chart['version']}"
     assert labels.pop("app.kubernetes.io/managed-by") == "Helm"
+    assert labels.pop("app.kubernetes.io/instance") == release
     assert labels.pop("app.kubernetes.io/version") == chart["appVersion"]
     return out
 

@@ -19,9 +19,11 @@ from tests.deploy.chart import (
     CHART,
     CRD_JOB,
     MODE_VALUES,
+    RELEASE_JOB,
     Obj,
     crd_job_patch,
     env,
+    is_hook,
     key,
     of_kind,
     one,
@@ -38,15 +40,16 @@ pytestmark = pytest.mark.kubectl
 OTHER_NAMESPACE = "dynamo"
 
 
-def comparable(objects: list[Obj]) -> dict[tuple[str, str, str, str], Obj]:
-    """The chart's objects by identity, without the CRD hook and Helm's labels."""
-    out = {key(o): strip_helm_labels(o) for o in objects if not (o["kind"] == "Job" and o["metadata"]["name"] == CRD_JOB)}
-    assert len(out) == len(objects) - 1, "duplicate objects in the chart"
+def comparable(objects: list[Obj], release: str) -> dict[tuple[str, str, str, str], Obj]:
+    """The chart's objects by identity, without the hooks and Helm's labels."""
+    manifest = [o for o in objects if not is_hook(o)]
+    out = {key(o): strip_helm_labels(o, release) for o in manifest}
+    assert len(out) == len(manifest), "duplicate objects in the chart"
     return out
 
 
-def assert_same(chart: list[Obj], built: list[Obj]) -> None:
-    ours = comparable(chart)
+def assert_same(chart: list[Obj], built: list[Obj], release: str = "dynamo-webhook") -> None:
+    ours = comparable(chart, release)
     theirs = {key(o): o for o in built if o["kind"] != "CustomResourceDefinition"}
     assert sorted(ours) == sorted(theirs)
     for k, obj in theirs.items():
@@ -84,7 +87,7 @@ def test_chart_renders_the_overlay(overlay: str) -> None:
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_chart_renders_the_overlay_in_another_namespace(overlay: str, tmp_path: Path) -> None:
     chart = render(*MODE_VALUES[overlay], namespace=OTHER_NAMESPACE, release="webhook")
-    assert_same(chart, overlay_in(OTHER_NAMESPACE, overlay, tmp_path))
+    assert_same(chart, overlay_in(OTHER_NAMESPACE, overlay, tmp_path), release="webhook")
     assert "dynamo-system" not in yaml.safe_dump_all(chart)
 
 
@@ -105,7 +108,7 @@ def test_crd_hook_runs_after_install_and_upgrade_as_the_service(overlay: str) ->
     job = one(chart, "Job", CRD_JOB)
     assert job["metadata"]["annotations"]["helm.sh/hook"] == "post-install,post-upgrade"
     pod = job["spec"]["template"]
-    assert pod["spec"]["serviceAccountName"] == one(chart, "ServiceAccount")["metadata"]["name"]
+    assert pod["spec"]["serviceAccountName"] == one(chart, "ServiceAccount", "dynamo-webhook")["metadata"]["name"]
     assert pod["spec"]["restartPolicy"] == "Never" and job["spec"]["activeDeadlineSeconds"] > 0
     # The account may patch the four CRDs, by name, in every cert mode.
     rules = one(chart, "ClusterRole", "dynamo-webhook")["rules"]
@@ -134,7 +137,9 @@ def test_resources_carry_the_deployment_explanation() -> None:
 
     deployment = comment_above((DEPLOY / "base" / "deployment.yaml").read_text(), "resources:")
     values = comment_above((CHART / "values.yaml").read_text(), "resources:")
-    assert deployment and values == deployment
+    # values.yaml's comment is helm-docs' description: "-- <summary>", then the explanation.
+    assert values[0].startswith("-- ")
+    assert deployment and values[1:] == deployment
     assert yaml.safe_load((CHART / "values.yaml").read_text())["resources"] == (
         build("self-signed").container["resources"]
     )
@@ -213,9 +218,13 @@ def test_toggles_leave_their_objects_out() -> None:
         ("monitoring.prometheusRule.enabled=false", ("PrometheusRule", "dynamo-webhook")),
         ("podDisruptionBudget.enabled=false", ("PodDisruptionBudget", "dynamo-webhook")),
         ("crdConversion.enabled=false", ("Job", CRD_JOB)),
+        ("uninstall.releaseConversion=false", ("Job", RELEASE_JOB)),
     ):
         assert gone in full
         assert {(o["kind"], o["metadata"]["name"]) for o in render(value)} == full - {gone}, value
+    tests = {(kind, "dynamo-webhook-test") for kind in ("ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Pod")}
+    assert tests <= full
+    assert {(o["kind"], o["metadata"]["name"]) for o in render("tests.enabled=false")} == full - tests
 
 
 @pytest.mark.parametrize("mode", ["selfSigned", "certManager"])
@@ -248,6 +257,15 @@ BAD_VALUES = {
     "toggle not a boolean": (("monitoring.prometheusRule.enabled=maybe",), "/monitoring/prometheusRule/enabled"),
     "negative budget": (("podDisruptionBudget.minAvailable=-1",), "/podDisruptionBudget/minAvailable"),
     "kubectl image without a tag": (("crdConversion.image.tag=",), "/crdConversion/image/tag"),
+    "digest not a sha256": (("crdConversion.image.digest=v1",), "/crdConversion/image/digest"),
+    "negative hook ttl": (("crdConversion.ttlSecondsAfterFinished=-1",), "/crdConversion/ttlSecondsAfterFinished"),
+    "budget of no pods": (("podDisruptionBudget.maxUnavailable=0",), "/podDisruptionBudget/maxUnavailable"),
+    "pull secret without a name": (("imagePullSecrets[0].nam=x",), "/imagePullSecrets/0"),
+    "env without a name": (("extraEnv[0].value=x",), "/extraEnv/0"),
+    "label not a string": (("podLabels.a=1",), "/podLabels/a"),
+    "autoscaler from zero": (("autoscaling.minReplicas=0",), "/autoscaling/minReplicas"),
+    "monitoring not a switch": (("monitoring.serviceMonitor.enabled=auto",), "/monitoring/serviceMonitor/enabled"),
+    "unknown networkPolicy key": (("networkPolicy.egress=true",), "additional properties 'egress'"),
 }
 
 
