@@ -71,15 +71,19 @@ def _certs_connection_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster-domain", default=settings_default("cluster_domain"), help="cluster DNS domain")
 
 
+def _group(subparsers: Any, name: str, commands: tuple[str, ...], **texts: str) -> Any:
+    """A command with sub-commands (``certs ensure``): the sub-parser set its sub-commands go in."""
+    group = subparsers.add_parser(name, **texts)
+    sub = group.add_subparsers(dest=f"{name}_command", metavar="{" + ",".join(commands) + "}")
+    sub.required = True
+    return sub
+
+
 def register_certs(subparsers: Any) -> None:
     """Add the ``certs`` sub-command (with ``ensure`` and ``status``) to an argparse sub-parser set."""
-    certs = subparsers.add_parser(
-        "certs",
-        help="provision webhook certificates and keep caBundles in sync",
-        description="Manage the webhook's TLS Secret and the caBundles of its webhook configurations and CRDs.",
-    )
-    sub = certs.add_subparsers(dest="certs_command", metavar="{ensure,status}")
-    sub.required = True
+    sub = _group(subparsers, "certs", ("ensure", "status"),
+                 help="provision webhook certificates and keep caBundles in sync",
+                 description="Manage the webhook's TLS Secret and the caBundles of its webhook configurations and CRDs.")
 
     ensure = sub.add_parser(
         "ensure",
@@ -181,13 +185,9 @@ def register_storage_migrate(subparsers: Any) -> None:
 
 def register_crds(subparsers: Any) -> None:
     """Add the ``crds`` sub-command (with ``release``) to an argparse sub-parser set."""
-    crds = subparsers.add_parser(
-        "crds",
-        help="the convertible Dynamo CRDs' conversion webhook (release it before an uninstall)",
-        description="Work on the conversion stanza of the four convertible Dynamo CRDs.",
-    )
-    sub = crds.add_subparsers(dest="crds_command", metavar="{release}")
-    sub.required = True
+    sub = _group(subparsers, "crds", ("release",),
+                 help="the convertible Dynamo CRDs' conversion webhook (release it before an uninstall)",
+                 description="Work on the conversion stanza of the four convertible Dynamo CRDs.")
     release = sub.add_parser(
         "release",
         help="stop the convertible CRDs naming this Service as their converter (before uninstalling it)",
