@@ -145,3 +145,16 @@ def has_conversion_webhook(crd: Mapping[str, Any]) -> bool:
     webhook = conversion.get("webhook") or {}
     client_config = webhook.get("clientConfig") or {}
     return conversion.get("strategy") == "Webhook" and bool(client_config.get("service") or client_config.get("url"))
+
+
+def other_converter(crd: Mapping[str, Any], namespace: str, service_name: str) -> str | None:
+    """``NAMESPACE/NAME`` of the Service a CRD's conversion webhook names when that is not this
+    service's (``namespace``/``service_name``), else None. Such a CRD's caBundle belongs to that other
+    converter (after ``dynamo-webhook crds release --hand-over-to``, or before this service was pointed
+    at): this service's CA would not verify it, so it is left alone."""
+    client_config = ((crd.get("spec") or {}).get("conversion") or {}).get("webhook") or {}
+    service = (client_config.get("clientConfig") or {}).get("service")
+    if not isinstance(service, Mapping):
+        return None
+    named = (service.get("namespace"), service.get("name"))
+    return None if named == (namespace, service_name) else f"{named[0]}/{named[1]}"

@@ -47,6 +47,7 @@ from certs.config import (
     decode_secret_data,
     encode_secret_data,
     has_conversion_webhook,
+    other_converter,
 )
 from certs.dev import ensure_dev_certs
 from certs.kube import (
@@ -399,6 +400,10 @@ class Reconciler:
                 result.errors.append(
                     f"CRD {name} is missing conversion webhook configuration; regenerate and apply CRD manifests"
                 )
+                return
+            other = other_converter(crd, self.config.namespace, self.config.service_name)
+            if other is not None:
+                result.skipped.append(f"CRD {name} conversion webhook names Service {other}, not this one")
                 return
             client_config = crd["spec"]["conversion"]["webhook"]["clientConfig"]
             if client_config.get("caBundle") == want:

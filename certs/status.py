@@ -15,6 +15,7 @@ from certs.config import (
     CertMode,
     decode_secret_data,
     has_conversion_webhook,
+    other_converter,
 )
 from certs.kube import ApiError, Kube, crd_path, label_selector, secret_path, webhook_config_path
 
@@ -146,6 +147,10 @@ def collect_status(kube: Kube, config: CertConfig, now: dt.datetime | None = Non
             continue
         raw = crd["spec"]["conversion"]["webhook"]["clientConfig"].get("caBundle")
         fps, state = _bundle_state(raw, ca_pem)
+        other = other_converter(crd, config.namespace, config.service_name)
+        if other is not None:
+            report.targets.append(Target("crd", crd_name, fps, f"names Service {other}: not this service's"))
+            continue
         annotations = (crd.get("metadata") or {}).get("annotations") or {}
         if config.mode == CertMode.MANUAL and CERT_MANAGER_INJECT_ANNOTATION in annotations:
             state = f"{state} (cert-manager injects)"

@@ -1,4 +1,4 @@
-"""``dynamo-webhook`` command line: serve, review, lint, convert, certs, audit, storage-migrate.
+"""``dynamo-webhook`` command line: serve, review, lint, convert, certs, audit, storage-migrate, crds.
 
 The offline commands call the same dispatch functions as the server, so a manifest that
 ``lint`` accepts is one the running webhook admits, and ``convert`` writes what ``/convert``
@@ -240,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     tool_args.register_certs(sub)
     tool_args.register_audit(sub)
     tool_args.register_storage_migrate(sub)
+    tool_args.register_crds(sub)
     return parser
 
 

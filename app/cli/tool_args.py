@@ -1,4 +1,4 @@
-"""The command lines of the cluster tools ``certs``, ``audit`` and ``storage-migrate``: their
+"""The command lines of the cluster tools ``certs``, ``audit``, ``storage-migrate`` and ``crds``: their
 parsers, and commands that import each tool only when it runs.
 
 The tools need the Kubernetes client and the rules; their flags need neither. Keeping the flags
@@ -42,6 +42,12 @@ def cmd_storage_migrate(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_crds_release(args: argparse.Namespace) -> int:
+    from app.cluster.release import cmd_release as run
+
+    return run(args)
+
+
 # --------------------------------------------------------------------------- certs
 
 
@@ -65,15 +71,19 @@ def _certs_connection_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster-domain", default=settings_default("cluster_domain"), help="cluster DNS domain")
 
 
+def _group(subparsers: Any, name: str, commands: tuple[str, ...], **texts: str) -> Any:
+    """A command with sub-commands (``certs ensure``): the sub-parser set its sub-commands go in."""
+    group = subparsers.add_parser(name, **texts)
+    sub = group.add_subparsers(dest=f"{name}_command", metavar="{" + ",".join(commands) + "}")
+    sub.required = True
+    return sub
+
+
 def register_certs(subparsers: Any) -> None:
     """Add the ``certs`` sub-command (with ``ensure`` and ``status``) to an argparse sub-parser set."""
-    certs = subparsers.add_parser(
-        "certs",
-        help="provision webhook certificates and keep caBundles in sync",
-        description="Manage the webhook's TLS Secret and the caBundles of its webhook configurations and CRDs.",
-    )
-    sub = certs.add_subparsers(dest="certs_command", metavar="{ensure,status}")
-    sub.required = True
+    sub = _group(subparsers, "certs", ("ensure", "status"),
+                 help="provision webhook certificates and keep caBundles in sync",
+                 description="Manage the webhook's TLS Secret and the caBundles of its webhook configurations and CRDs.")
 
     ensure = sub.add_parser(
         "ensure",
@@ -168,3 +178,43 @@ def register_storage_migrate(subparsers: Any) -> None:
     cmd.add_argument("--no-state", action="store_true", help="keep no progress file (a rerun starts over)")
     cmd.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format")
     cmd.set_defaults(func=cmd_storage_migrate)
+
+
+# --------------------------------------------------------------------------- crds
+
+
+def register_crds(subparsers: Any) -> None:
+    """Add the ``crds`` sub-command (with ``release``) to an argparse sub-parser set."""
+    sub = _group(subparsers, "crds", ("release",),
+                 help="the convertible Dynamo CRDs' conversion webhook (release it before an uninstall)",
+                 description="Work on the conversion stanza of the four convertible Dynamo CRDs.")
+    release = sub.add_parser(
+        "release",
+        help="stop the convertible CRDs naming this Service as their converter (before uninstalling it)",
+        description="For each convertible CRD whose conversion webhook names --service: point it at "
+        "--hand-over-to, or, when status.storedVersions holds only the storage version, set "
+        "spec.conversion to {strategy: None}. When any CRD may still hold objects stored in another version "
+        "(and nothing is handed over), no CRD is changed. CRDs naming another converter, or missing, are left "
+        "alone. Needs get and patch on the four CRDs. Exit 0 when done (or nothing to do), 1 when refused, "
+        "2 on usage or API errors (a dry run exits as the run would).",
+    )
+    add_connection_arguments(release)
+    release.add_argument(
+        "--service", default=None, metavar="NAMESPACE/NAME",
+        help="the Service being removed (default: namespace $DYNAMO_WEBHOOK_NAMESPACE, else the pod's in a cluster, "
+        f"else {settings_default('namespace')}; name $DYNAMO_WEBHOOK_SERVICE_NAME, else "
+        f"{settings_default('service_name')}: serve's settings)")
+    release.add_argument(
+        "--hand-over-to", default=None, metavar="NAMESPACE/NAME[:PORT][/PATH]",
+        help="point the conversion webhook at this Service instead (default port 443, path /convert), e.g. the "
+        "operator's own webhook Service; any storedVersions")
+    release.add_argument(
+        "--hand-over-ca-secret", default=None, metavar="NAMESPACE/NAME",
+        help="with --hand-over-to: the caBundle is ca.crt of this Secret (default: webhook-server-cert in the "
+        "--hand-over-to namespace, where the operator keeps its CA); needs get on it")
+    release.add_argument(
+        "--hand-over-ca-file", default=None, type=Path, metavar="PEM",
+        help="with --hand-over-to: the caBundle is this PEM file instead of the Secret's ca.crt")
+    release.add_argument("--dry-run", action="store_true", help="only report what would be done; change nothing")
+    release.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format")
+    release.set_defaults(func=cmd_crds_release)

@@ -8,10 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from kubernetes import client as k8s_client
 
 from certs import pki
 from certs.config import CertConfig
+from certs.kube import Kube
 from certs.loop import Reconciler
+from certs.status import collect_status
 from tests.certs.conftest import (
     ADMISSION,
     CRD_GROUP,
@@ -19,6 +22,7 @@ from tests.certs.conftest import (
     NAMESPACE,
     OWNED,
     SECRET,
+    SERVICE,
     UNOWNED,
     all_bundles,
     config_bundles,
@@ -310,6 +314,30 @@ def test_crd_conversion_webhook_by_url_gets_the_ca_bundle(fake_kube: FakeKube, m
     result = make_reconciler().reconcile_once()
     assert result.errors == []
     assert crd_bundle(fake_kube, CRDS[1]) == secret_data(fake_kube)["ca.crt"]
+
+
+def test_crd_whose_conversion_webhook_names_another_service_is_left_alone(
+    fake_kube: FakeKube, make_reconciler: Factory, kube_api_client: k8s_client.ApiClient
+) -> None:
+    """Once the conversion was handed over (``crds release --hand-over-to``), its caBundle is the other
+    converter's: this service, still running until its uninstall deletes it, must not put its own back."""
+    seed(fake_kube)
+    crd = fake_kube.get(CRD_GROUP, "customresourcedefinitions", CRDS[1])
+    assert crd is not None
+    client_config = crd["spec"]["conversion"]["webhook"]["clientConfig"]
+    client_config["service"] = {"namespace": "operator", "name": SERVICE, "port": 443, "path": "/convert"}
+    client_config["caBundle"] = base64.b64encode(b"the other converter's CA").decode()
+    fake_kube.put(CRD_GROUP, "customresourcedefinitions", crd)
+    result = make_reconciler().reconcile_once()
+    assert result.errors == []
+    assert f"CRD {CRDS[1]} conversion webhook names Service operator/{SERVICE}, not this one" in result.skipped
+    assert crd_bundle(fake_kube, CRDS[1]) == b"the other converter's CA"
+    for name in CRDS[:1] + CRDS[2:]:
+        assert crd_bundle(fake_kube, name) == secret_data(fake_kube)["ca.crt"]
+    report = collect_status(Kube(kube_api_client), CertConfig(mode="auto", namespace=NAMESPACE, service_name=SERVICE))
+    assert report.out_of_date == []
+    (target,) = [t for t in report.targets if t.name == CRDS[1]]
+    assert target.state == f"names Service operator/{SERVICE}: not this service's"
 
 
 def test_crd_without_conversion_stanza_is_an_error_naming_it(
