@@ -1,20 +1,25 @@
 """``helm install`` of charts/dynamo-webhook into a real API server, on a control plane of its own
-(the chart's cluster-scoped objects have the names the shared registration uses).
+(the chart's cluster-scoped objects have the names the shared registration uses), then ``helm test``,
+``helm upgrade`` while a client writes, and ``helm uninstall``.
 
-The release is installed the way an admin installs it beside the Dynamo platform chart, with two
-changes for a control plane without a kubelet, where no pod ever runs:
+The release is installed with the README's command, as an admin pastes it beside the Dynamo platform
+chart, on a control plane without the prometheus-operator CRDs, with these changes for a control plane
+without a kubelet, where no pod ever runs:
 
+- no ``--wait`` (the Deployment's pods never become ready) and a shorter ``--timeout`` for the hooks;
 - the admission webhooks' ``clientConfig`` goes to the service run as a local process
   (``url: https://127.0.0.1:<port>/<path>``), by a post-renderer (``helm_post_render.py``);
-- hooks are not run by Helm (``--no-hooks``): the test runs the CRD conversion hook Job's container
-  command itself, with the real kubectl and a token of the Job's ServiceAccount, as the kubelet
-  would, then points the conversion it set at the local process the same way.
+- the hooks and the test Pod are run by Helm, and their containers by a stand-in for the kubelet and
+  the Job controller (``kubelet.py``): the real kubectl and ``dynamo-webhook`` with a token of the
+  pod's ServiceAccount, the outcome written into the Job's or Pod's status, so Helm's own flow
+  decides (an uninstall stopped by its pre-delete hook stays stopped). The CRDs' conversion is pointed
+  at the local process by URL, and handed back to the Service reference around each hook.
 
 The local ``dynamo-webhook serve`` gets the settings the chart gives the pod (the Deployment's
 ``DYNAMO_WEBHOOK_*`` values as stored by the API server) and runs with a token of the chart's
 ServiceAccount, so the chart's RBAC is what lets it inject the caBundles. Then server dry-run
 creates go through the chart's webhooks: defaulting, validation (a gate set by a chart value) and
-conversion.
+conversion. The module's tests run in order: the last uninstalls the release.
 """
 
 from __future__ import annotations
@@ -25,27 +30,31 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.deploy.chart import CHART, CRD_JOB
+from tests.deploy.chart import CHART, CRD_JOB, RELEASE_JOB
+from tests.deploy.test_chart import readme_install
 from tests.e2e.admission import as_sent, mutated
 from tests.e2e.cluster import (
     CONVERTIBLE,
     CRD_DIR,
+    EXE,
     NAMESPACE,
     STAND_INS,
     Service,
     ca_bundles,
     service_account_kubeconfig,
 )
+from tests.e2e.kubelet import Kubelet, Routing
 from tests.e2e.objects import ALPHA, user_view
 from tests.e2e.testenv import ROOT, ControlPlane, Kubectl, Result, control_plane, free_port, wait_until
 
@@ -56,14 +65,12 @@ APPS = "apps"
 POST_RENDER = Path(__file__).with_name("helm_post_render.py")
 #: Where the platform chart's operator points the conversion before this chart takes it over.
 OPERATOR_SERVICE = "dynamo-platform-dynamo-operator-webhook-service"
-VALUES = (
-    "features.checkpoint=true",
-    # No prometheus-operator CRDs on this control plane.
-    "monitoring.serviceMonitor.enabled=false",
-    "monitoring.prometheusRule.enabled=false",
-)
+#: What the test sets beside the README's command: the Checkpoint gate, for a case it admits.
+VALUES = ("features.checkpoint=true",)
 #: Settings the local process takes from the installed Deployment (the rest are its flags).
 POD_SETTINGS = ("DYNAMO_WEBHOOK_SERVICE_NAME", "DYNAMO_WEBHOOK_SECRET_NAME", "DYNAMO_WEBHOOK_CERT_MODE")
+WEBHOOK_SERVICE = {"name": "dynamo-operator-webhook-service", "namespace": NAMESPACE, "path": "/convert", "port": 443}
+HOOK_TIMEOUT = ("--timeout", "120s")
 
 
 @dataclass
@@ -73,21 +80,29 @@ class Release:
     helm: Path
     home: Path
     service: Service
+    kubelet: Kubelet
+    base: str
     install: Result
+    install_args: list[str]
     install_seconds: float
     manifest: list[Obj]
-    hook_result: Result
     conversion_after_hook: dict[str, Obj]
+    figures: dict[str, Any] = field(default_factory=dict)
 
     def run_helm(self, *args: str) -> Result:
         return run_helm(self.helm, self.cp, self.home, *args)
+
+    @property
+    def post_render(self) -> list[str]:
+        return ["--post-renderer", sys.executable, "--post-renderer-args", str(POST_RENDER),
+                "--post-renderer-args", self.base]
 
 
 def run_helm(helm: Path, cp: ControlPlane, home: Path, *args: str) -> Result:
     env = {**os.environ, "HELM_CACHE_HOME": str(home / "cache"), "HELM_CONFIG_HOME": str(home / "config"),
            "HELM_DATA_HOME": str(home / "data")}
     proc = subprocess.run([str(helm), "--kubeconfig", str(cp.kubeconfig), *args], capture_output=True, text=True,
-                          timeout=120, check=False, env=env)
+                          timeout=300, check=False, env=env)
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -104,22 +119,22 @@ def platform_crds() -> list[Obj]:
     return crds
 
 
-def run_crd_hook(kubectl: Kubectl, hooks: list[Obj], sa_kubeconfig: Path) -> Result:
-    """The hook Job's container command, run as the kubelet would run it, as the Job's ServiceAccount."""
-    (job,) = [h for h in hooks if h["kind"] == "Job" and h["metadata"]["name"] == CRD_JOB]
-    assert "post-install" in job["metadata"]["annotations"]["helm.sh/hook"]
-    pod = job["spec"]["template"]["spec"]
-    assert pod["serviceAccountName"] == "dynamo-webhook"
-    (container,) = pod["containers"]
-    assert container["command"] == ["kubectl"]
-    return Kubectl(kubectl.exe, sa_kubeconfig)(*container["args"], check=False)
+def readme_command() -> list[str]:
+    """The README's ``helm install`` line, word for word, without ``--wait`` and its ``--timeout``
+    (no pod becomes ready without a kubelet)."""
+    block = readme_install().split("```sh", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    words = block.split()
+    assert words[:2] == ["helm", "install"] and "--wait" in words, words
+    words.remove("--wait")
+    at = words.index("--timeout")
+    del words[at:at + 2]
+    return words[1:]
 
 
-def point_conversion_at(kubectl: Kubectl, base: str) -> None:
-    """The conversion the hook set, with only its clientConfig changed to the local process's URL."""
-    patch = {"spec": {"conversion": {"webhook": {"clientConfig": {"service": None, "url": f"{base}/convert"}}}}}
-    for crd in CONVERTIBLE:
-        kubectl("patch", "crd", crd, "--type=merge", "-p", json.dumps(patch))
+def image_of(args: list[str]) -> str:
+    """The service's image the release runs (the README's repository, the chart's appVersion)."""
+    repository = next(a.split("=", 1)[1] for a in args if a.startswith("image.repository="))
+    return f"{repository}:{yaml.safe_load((CHART / 'Chart.yaml').read_text())['appVersion']}"
 
 
 def pod_settings(kubectl: Kubectl) -> dict[str, str]:
@@ -142,35 +157,35 @@ def release(bin_dir: Path) -> Iterator[Release]:
             kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{crd['metadata']['name']}")
         port = free_port()
         base = f"https://127.0.0.1:{port}"
-        args = ["install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--create-namespace", "--no-hooks",
-                "--timeout", "60s", "--post-renderer", sys.executable,
+        command = readme_command()
+        args = [*command, *HOOK_TIMEOUT, "--post-renderer", sys.executable,
                 "--post-renderer-args", str(POST_RENDER), "--post-renderer-args", base]
         for value in VALUES:
             args += ["--set", value]
-        started = time.monotonic()
-        install = run_helm(bin_dir / "helm", cp, work, *args)
-        seconds = time.monotonic() - started
-        assert install.returncode == 0, install.stderr + install.stdout
-        manifest = [d for d in yaml.safe_load_all(run_helm(bin_dir / "helm", cp, work, "get", "manifest", RELEASE,
-                                                           "-n", NAMESPACE).stdout) if d]
-        hooks = [d for d in yaml.safe_load_all(run_helm(bin_dir / "helm", cp, work, "get", "hooks", RELEASE,
-                                                        "-n", NAMESPACE).stdout) if d]
-        sa_config = service_account_kubeconfig(cp, kubectl, work / "sa.kubeconfig")
-        hook_result = run_crd_hook(kubectl, hooks, sa_config)
-        after_hook = {crd: copy.deepcopy(kubectl.get("crd", crd)["spec"]["conversion"]) for crd in CONVERTIBLE}
-        point_conversion_at(kubectl, base)
-        service = Service(work, sa_config, port=port, env=pod_settings(kubectl))
-        service.start()
-        try:
-            service.wait_ready()
-            wait_until(lambda: all(ca_bundles(kubectl).values()), 60, "every caBundle injected", 0.5)
-            yield Release(cp, kubectl, bin_dir / "helm", work, service, install, seconds, manifest, hook_result,
-                          after_hook)
-        except BaseException:
-            print(service.log_tail(200))
-            raise
-        finally:
-            service.stop()
+        (work / "kubelet").mkdir()
+        with Kubelet(cp, kubectl, NAMESPACE, work / "kubelet", image_of(command)) as kubelet:
+            started = time.monotonic()
+            install = run_helm(bin_dir / "helm", cp, work, *args)
+            seconds = time.monotonic() - started
+            assert install.returncode == 0, install.stderr + install.stdout + "\n".join(kubelet.errors)
+            manifest = [d for d in yaml.safe_load_all(run_helm(bin_dir / "helm", cp, work, "get", "manifest", RELEASE,
+                                                               "-n", NAMESPACE).stdout) if d]
+            after_hook = {crd: copy.deepcopy(kubectl.get("crd", crd)["spec"]["conversion"]) for crd in CONVERTIBLE}
+            kubelet.routing = Routing(kubectl, WEBHOOK_SERVICE, f"{base}/convert")
+            kubelet.routing.to_url()
+            sa_config = service_account_kubeconfig(cp, kubectl, work / "sa.kubeconfig")
+            service = Service(work, sa_config, port=port, env=pod_settings(kubectl))
+            service.start()
+            try:
+                service.wait_ready()
+                wait_until(lambda: all(ca_bundles(kubectl).values()), 60, "every caBundle injected", 0.5)
+                yield Release(cp, kubectl, bin_dir / "helm", work, service, kubelet, base, install, args, seconds,
+                              manifest, after_hook)
+            except BaseException:
+                print(service.log_tail(200))
+                raise
+            finally:
+                service.stop()
 
 
 def dry_run(r: Release, obj: Obj) -> Result:
@@ -207,28 +222,39 @@ def apps(release: Release) -> str:
     return APPS
 
 
-def test_install_creates_every_object_of_the_chart(release: Release, e2e_figures: list[str]) -> None:
-    e2e_figures.append(f"helm install of charts/dynamo-webhook: {release.install_seconds:.1f} s")
+def test_the_readme_command_installs_without_monitoring_crds(release: Release, e2e_figures: list[str]) -> None:
+    e2e_figures.append(f"helm install of charts/dynamo-webhook (the README's command): {release.install_seconds:.1f} s")
+    assert release.kubectl("api-resources", "--api-group=monitoring.coreos.com", "-o", "name").stdout.strip() == ""
     assert "STATUS: deployed" in release.install.stdout
     assert "kubectl create --dry-run=server" in release.install.stdout  # NOTES
     kinds = {o["kind"] for o in release.manifest}
     assert {"Deployment", "Service", "ServiceAccount", "ClusterRole", "Role", "PodDisruptionBudget",
             "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} <= kinds
+    assert not kinds & {"ServiceMonitor", "PrometheusRule"}
     for obj in release.manifest:
         namespaced = ("-n", NAMESPACE) if "namespace" in obj["metadata"] else ()
         stored = release.kubectl("get", obj["kind"].lower(), obj["metadata"]["name"], *namespaced, "-o", "json").json()
         assert stored["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "Helm"
+        assert stored["metadata"]["labels"]["app.kubernetes.io/instance"] == RELEASE
         assert stored["metadata"]["annotations"]["meta.helm.sh/release-name"] == RELEASE
     status = release.run_helm("status", RELEASE, "-n", NAMESPACE, "-o", "json")
     assert json.loads(status.stdout)["info"]["status"] == "deployed"
 
 
 def test_crd_hook_points_the_conversion_at_the_service(release: Release) -> None:
-    assert release.hook_result.returncode == 0, release.hook_result.stderr
+    (ran,) = release.kubelet.of(CRD_JOB)
+    assert ran.returncode == 0, ran.output
+    assert ran.argv[1:3] == ("patch", "customresourcedefinitions.apiextensions.k8s.io")
     for crd, conversion in release.conversion_after_hook.items():
         assert conversion["strategy"] == "Webhook", crd
-        assert conversion["webhook"]["clientConfig"]["service"] == {
-            "name": "dynamo-operator-webhook-service", "namespace": NAMESPACE, "path": "/convert", "port": 443}, crd
+        assert conversion["webhook"]["clientConfig"]["service"] == WEBHOOK_SERVICE, crd
+    # Helm deleted the Job once it succeeded (hook-succeeded).
+    wait_until(lambda: not jobs(release), 30, "the hook Job deleted")
+
+
+def jobs(release: Release) -> list[str]:
+    items = release.kubectl("get", "jobs", "-n", NAMESPACE, "-o", "json").json()["items"]
+    return [j["metadata"]["name"] for j in items]
 
 
 def test_the_chart_rbac_lets_the_service_inject_every_ca_bundle(release: Release) -> None:
@@ -266,3 +292,164 @@ def test_a_gate_set_by_a_chart_value_reaches_the_service(release: Release, apps:
     assert status["message"].startswith('admission webhook "vdynamocheckpoint.kb.io" denied the request'), status
     assert "intrapod-shared-gpu" in status["message"]
     assert "checkpoint functionality is disabled" not in status["message"]
+
+
+# --- helm test ----------------------------------------------------------------------------------------
+
+
+TEST_HOOKS = ("serviceaccount", "role", "rolebinding", "configmap", "pod")
+
+
+def test_helm_test_fails_while_the_webhooks_do_not_answer(release: Release) -> None:
+    """A real check: with the service down the webhooks fail closed, and so does ``helm test``."""
+    release.service.stop()
+    try:
+        result = release.run_helm("test", RELEASE, "-n", NAMESPACE, *HOOK_TIMEOUT)
+    finally:
+        release.service.start()
+        release.service.wait_ready()
+    assert result.returncode != 0, result.stdout
+    assert "pod dynamo-webhook-test failed" in result.stderr, result.stderr
+    ran = release.kubelet.of("dynamo-webhook-test")[-1]
+    assert ran.returncode != 0 and "failed calling webhook" in ran.output, ran.output
+
+
+def test_helm_test_dry_run_creates_the_examples_through_the_webhooks(release: Release) -> None:
+    before = conversions(release.service)
+    result = release.run_helm("test", RELEASE, "-n", NAMESPACE, *HOOK_TIMEOUT)
+    assert result.returncode == 0, result.stderr + release.kubelet.of("dynamo-webhook-test")[-1].output
+    assert "Phase:          Succeeded" in result.stdout, result.stdout
+    ran = release.kubelet.of("dynamo-webhook-test")[-1]
+    assert ran.returncode == 0, ran.output
+    # kubectl's own words for each document, as the test's ServiceAccount.
+    assert "dynamographdeployment.nvidia.com/dynamo-webhook-test-v1alpha1 created (server dry run)" in ran.output
+    assert "dynamographdeployment.nvidia.com/dynamo-webhook-test-v1beta1 created (server dry run)" in ran.output
+    assert conversions(release.service) > before  # the v1alpha1 document went through the conversion
+    # Passed: Helm deleted the test's objects (hook-succeeded).
+    for kind in TEST_HOOKS:
+        wait_until(lambda kind=kind: release.kubectl("get", kind, "dynamo-webhook-test", "-n", NAMESPACE,
+                                                     check=False).returncode != 0, 30, f"{kind} deleted")
+
+
+# --- helm upgrade while a client writes ----------------------------------------------------------------
+
+
+@dataclass
+class Writer:
+    """A client creating DGDs one after the other (each through the chart's webhooks) until stopped."""
+
+    release: Release
+    created: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        template = load("examples/manifests/dgd-agg-v1beta1.yaml", "upgrade")
+        while not self.stop.is_set():
+            obj = copy.deepcopy(template)
+            obj["metadata"]["name"] = f"upgrade-{len(self.created) + len(self.failed):04d}"
+            result = self.release.kubectl("create", "-f", "-", input=yaml.safe_dump(obj), check=False)
+            (self.created if result.returncode == 0 else self.failed).append(
+                obj["metadata"]["name"] + ("" if result.returncode == 0 else f": {result.stderr.strip()}"))
+
+
+def test_upgrade_changing_a_value_while_a_client_creates(release: Release, apps: str,
+                                                         e2e_figures: list[str]) -> None:
+    writer = Writer(release)
+    thread = threading.Thread(target=writer.run, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: len(writer.created) >= 3, 60, "the client's first creates")
+        args = ["upgrade", *release.install_args[1:], "--set", "webhooks.timeoutSeconds=12"]
+        started = time.monotonic()
+        upgrade = release.run_helm(*args)
+        seconds = time.monotonic() - started
+        at_upgrade = len(writer.created)
+        wait_until(lambda: len(writer.created) >= at_upgrade + 3, 60, "creates after the upgrade")
+    finally:
+        writer.stop.set()
+        thread.join(timeout=60)
+    assert upgrade.returncode == 0, upgrade.stderr + upgrade.stdout
+    assert not writer.failed, writer.failed
+    e2e_figures.append(f"helm upgrade while a client created DGDs: {seconds:.1f} s, "
+                       f"{len(writer.created)} creates, {len(writer.failed)} failed")
+    for kind, name in (("validatingwebhookconfiguration", "dynamo-webhook-validating"),
+                       ("mutatingwebhookconfiguration", "dynamo-webhook-mutating")):
+        assert {h["timeoutSeconds"] for h in release.kubectl.get(kind, name)["webhooks"]} == {12}
+    # The upgrade kept the injected caBundles, and its hook ran again.
+    assert all(ca_bundles(release.kubectl).values())
+    assert [r.returncode for r in release.kubelet.of(CRD_JOB)] == [0, 0]
+    status = json.loads(release.run_helm("status", RELEASE, "-n", NAMESPACE, "-o", "json").stdout)
+    assert status["version"] == 2 and status["info"]["status"] == "deployed"
+
+
+# --- helm uninstall ---------------------------------------------------------------------------------------
+
+
+def conversion_of(release: Release) -> dict[str, Obj]:
+    return {crd: release.kubectl.get("crd", crd)["spec"]["conversion"] for crd in CONVERTIBLE}
+
+
+def release_objects(release: Release) -> list[tuple[str, str]]:
+    out = []
+    for obj in release.manifest:
+        namespaced = ("-n", NAMESPACE) if "namespace" in obj["metadata"] else ()
+        if release.kubectl("get", obj["kind"].lower(), obj["metadata"]["name"], *namespaced,
+                           check=False).returncode == 0:
+            out.append((obj["kind"], obj["metadata"]["name"]))
+    return out
+
+
+def test_uninstall_waits_for_storage_migrate_then_leaves_the_crds_converting(
+        release: Release, apps: str, e2e_figures: list[str]) -> None:
+    from tests.e2e.legacy import crd_stored_versions, set_storage_version, stored_versions
+
+    # A DGD stored as v1alpha1: created while that was the storage version.
+    set_storage_version(release, "dynamographdeployments", "v1alpha1")  # type: ignore[arg-type]
+    old = load("examples/manifests/dgd-agg-v1alpha1.yaml", "stored-as-alpha")
+    release.kubectl("create", "-f", "-", input=yaml.safe_dump(old))
+    set_storage_version(release, "dynamographdeployments", "v1beta1")  # type: ignore[arg-type]
+    assert stored_versions(release.cp, "dynamographdeployments")[f"{APPS}/stored-as-alpha"] == "v1alpha1"
+    assert sorted(crd_stored_versions(release.kubectl, "dynamographdeployments")) == ["v1alpha1", "v1beta1"]
+    before = conversion_of(release)
+    objects = release_objects(release)
+
+    # 1. The pre-delete hook refuses: the uninstall stops and nothing changes.
+    stopped = release.run_helm("uninstall", RELEASE, "-n", NAMESPACE, *HOOK_TIMEOUT)
+    assert stopped.returncode != 0, stopped.stdout
+    assert f"job {RELEASE_JOB} failed" in stopped.stderr, stopped.stderr
+    refusal = release.kubelet.of(RELEASE_JOB)[-1]
+    assert refusal.returncode != 0
+    assert "dynamographdeployments.nvidia.com" in refusal.output and "storage-migrate" in refusal.output, refusal.output
+    assert conversion_of(release) == before
+    assert release_objects(release) == objects
+
+    # 2. storage-migrate rewrites what is stored as v1alpha1; the uninstall then completes.
+    migrated = subprocess.run([str(EXE), "storage-migrate", "--kubeconfig", str(release.cp.kubeconfig),
+                               "--state-file", str(release.home / "migrate.json")],
+                              capture_output=True, text=True, timeout=300, check=False)
+    assert migrated.returncode == 0, migrated.stderr + migrated.stdout
+    assert crd_stored_versions(release.kubectl, "dynamographdeployments") == ["v1beta1"]
+    started = time.monotonic()
+    done = release.run_helm("uninstall", RELEASE, "-n", NAMESPACE, *HOOK_TIMEOUT)
+    seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert release.kubelet.of(RELEASE_JOB)[-1].returncode == 0, release.kubelet.of(RELEASE_JOB)[-1].output
+    e2e_figures.append(f"helm uninstall after storage-migrate: {seconds:.1f} s")
+
+    # The CRDs convert nothing any more (every object is stored in the storage version), and serve
+    # every object in both versions.
+    for crd, conversion in conversion_of(release).items():
+        assert conversion == {"strategy": "None"}, (crd, conversion)
+    for version in ("v1beta1", "v1alpha1"):
+        listed = release.kubectl("get", f"dynamographdeployments.{version}.nvidia.com", "-n", APPS, "-o", "json")
+        names = {o["metadata"]["name"] for o in listed.json()["items"]}
+        assert "stored-as-alpha" in names and len(names) > 3, (version, names)
+    # Nothing of the release is left, but the certificate Secrets the service made (they are not the
+    # release's: the operator shares webhook-server-cert; docs/operations.md "Uninstalling").
+    assert release_objects(release) == []
+    assert jobs(release) == []
+    assert release.kubectl("get", "pods", "-n", NAMESPACE, "-o", "name").stdout.strip() == ""
+    secrets = release.kubectl("get", "secrets", "-n", NAMESPACE, "-o", "json").json()["items"]
+    assert sorted(s["metadata"]["name"] for s in secrets) == ["dynamo-webhook-root-ca-secret", "webhook-server-cert"]
+    assert release.run_helm("status", RELEASE, "-n", NAMESPACE).returncode != 0
