@@ -320,6 +320,12 @@ def test_pre_delete_hook_releases_the_conversion_as_the_service() -> None:
     assert handed["spec"]["template"]["spec"]["containers"][0]["args"][-1] == (
         "--hand-over-to=dynamo-system/platform-webhook:8443/convert")
     assert not [o for o in render("uninstall.releaseConversion=false") if o["metadata"]["name"] == RELEASE_JOB]
+    # Handing over, it reads the other converter's CA: Secret webhook-server-cert of its namespace.
+    assert not [o for o in chart if o["metadata"]["name"] == "dynamo-webhook-hand-over-ca"]
+    reader = one(render("uninstall.handOverTo=platform/operator-webhook"), "Role", "dynamo-webhook-hand-over-ca")
+    assert reader["metadata"]["namespace"] == "platform"
+    assert reader["rules"] == [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["webhook-server-cert"],
+                                "verbs": ["get"]}]
     assert "/uninstall/handOverTo" in refused("uninstall.handOverTo=not a service")
     # The account may read and patch the four CRDs, by name.
     rules = one(chart, "ClusterRole", "dynamo-webhook")["rules"]

@@ -445,11 +445,11 @@ def test_uninstall_waits_for_storage_migrate_then_leaves_the_crds_converting(
         listed = release.kubectl("get", f"dynamographdeployments.{version}.nvidia.com", "-n", APPS, "-o", "json")
         names = {o["metadata"]["name"] for o in listed.json()["items"]}
         assert "stored-as-alpha" in names and len(names) > 3, (version, names)
-    # Nothing of the release is left, but the certificate Secrets the service made (they are not the
-    # release's: the operator shares webhook-server-cert; docs/operations.md "Uninstalling").
+    # Nothing of the release is left, but the certificate Secret the service made (not the release's:
+    # the operator shares webhook-server-cert; docs/operations.md "Uninstalling").
     assert release_objects(release) == []
     assert jobs(release) == []
     assert release.kubectl("get", "pods", "-n", NAMESPACE, "-o", "name").stdout.strip() == ""
     secrets = release.kubectl("get", "secrets", "-n", NAMESPACE, "-o", "json").json()["items"]
-    assert sorted(s["metadata"]["name"] for s in secrets) == ["dynamo-webhook-root-ca-secret", "webhook-server-cert"]
+    assert [s["metadata"]["name"] for s in secrets] == ["webhook-server-cert"]
     assert release.run_helm("status", RELEASE, "-n", NAMESPACE).returncode != 0
