@@ -44,7 +44,7 @@ def test_readme_install_commands_are_the_sections() -> None:
 @pytest.mark.kubectl
 def test_crd_loops_name_the_convertible_crds() -> None:
     loops = crd_loop_names()
-    assert len(loops) == 2
+    assert len(loops) == 1  # the patch fallback of the install
     expected = sorted(c["metadata"]["name"].removesuffix(".nvidia.com") for c in build(OVERLAYS[0]).of_kind("CustomResourceDefinition"))
     for names in loops:
         assert sorted(names) == expected
@@ -58,11 +58,14 @@ def test_patch_fallback_matches_the_overlay() -> None:
         assert patch == {"spec": crd["spec"]}
 
 
-def test_uninstall_turns_conversion_off() -> None:
-    (ops,) = re.findall(r"--type=json -p '([^']+)'", SECTION)
-    assert json.loads(ops) == [{"op": "replace", "path": "/spec/conversion", "value": {"strategy": "None"}}]
+@pytest.mark.kubectl
+def test_uninstall_releases_the_conversion_before_deleting() -> None:
     uninstall = SECTION.split("### Uninstalling", 1)[1]
-    assert uninstall.index("--type=json") < uninstall.index("kubectl delete validatingwebhookconfiguration")
+    (service,) = re.findall(r"dynamo-webhook crds release --service (\S+)", uninstall)
+    namespace, name = service.split("/")
+    assert namespace == "dynamo-system"
+    assert ("Service", name) in {(o["kind"], o["metadata"]["name"]) for o in build("self-signed")}
+    assert uninstall.index("crds release") < uninstall.index("kubectl delete validatingwebhookconfiguration")
 
 
 @pytest.mark.kubectl
