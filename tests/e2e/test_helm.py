@@ -87,7 +87,7 @@ class Release:
     install_seconds: float
     manifest: list[Obj]
     conversion_after_hook: dict[str, Obj]
-    figures: dict[str, Any] = field(default_factory=dict)
+    bundles_when_ready: dict[str, str]
 
     def run_helm(self, *args: str) -> Result:
         return run_helm(self.helm, self.cp, self.home, *args)
@@ -178,9 +178,10 @@ def release(bin_dir: Path) -> Iterator[Release]:
             service.start()
             try:
                 service.wait_ready()
+                when_ready = ca_bundles(kubectl)
                 wait_until(lambda: all(ca_bundles(kubectl).values()), 60, "every caBundle injected", 0.5)
                 yield Release(cp, kubectl, bin_dir / "helm", work, service, kubelet, base, install, args, seconds,
-                              manifest, after_hook)
+                              manifest, after_hook, when_ready)
             except BaseException:
                 print(service.log_tail(200))
                 raise
@@ -255,6 +256,14 @@ def test_crd_hook_points_the_conversion_at_the_service(release: Release) -> None
 def jobs(release: Release) -> list[str]:
     items = release.kubectl("get", "jobs", "-n", NAMESPACE, "-o", "json").json()["items"]
     return [j["metadata"]["name"] for j in items]
+
+
+def test_ready_means_the_admission_webhooks_carry_the_ca(release: Release) -> None:
+    """No window with an empty caBundle after ``helm install --wait``: the pod turns ready (the
+    readiness probe Helm waits on) only after its first certificate pass has injected the CA into
+    both webhook configurations, and the CRD hook runs after that wait."""
+    admission = {k: v for k, v in release.bundles_when_ready.items() if not k.startswith("crd/")}
+    assert len(admission) == 9 and all(admission.values()), admission
 
 
 def test_the_chart_rbac_lets_the_service_inject_every_ca_bundle(release: Release) -> None:
