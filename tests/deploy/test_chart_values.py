@@ -407,3 +407,26 @@ def test_helm_lint_with_every_setting() -> None:
     proc = run_helm(*args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 chart(s) linted, 0 chart(s) failed" in proc.stdout
+
+
+# --- what the operator's own chart met ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("values", [(), ("replicas=1",), ("autoscaling.enabled=true",)], ids=["two", "one", "hpa"])
+def test_a_rollout_never_drops_a_ready_replica(values: tuple[str, ...]) -> None:
+    """A single replica refusing connections during a rollout: the old pods keep serving until the
+    new one is ready (maxUnavailable 0), whatever the replicas."""
+    rolling = one(render(*values), "Deployment")["spec"]["strategy"]
+    assert rolling == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}
+
+
+def test_the_chart_holds_no_crd_and_templates_the_conversion_in_a_hook() -> None:
+    """Helm cannot template anything in crds/: the chart ships none, and the conversion stanza the
+    CRDs need (Service, namespace) is a templated hook's patch instead."""
+    assert not (CHART / "crds").exists()
+    for namespace in ("dynamo-system", "other"):
+        chart = render(namespace=namespace)
+        assert not of_kind(chart, "CustomResourceDefinition")
+        job = one(chart, "Job", CRD_JOB)
+        patch = json.loads(job["spec"]["template"]["spec"]["containers"][0]["args"][-1])
+        assert patch["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["namespace"] == namespace
