@@ -19,6 +19,7 @@ RUN python -m pip install --require-hashes --only-binary=:all: -r requirements/b
  && python -m pip install --require-hashes --only-binary=:all: -r requirements/compile.txt \
  && python -m pip download --require-hashes --only-binary=:all: --dest /wheels -r requirements/runtime.txt
 COPY pyproject.toml setup.py README.md ./
+# Each top-level package pyproject.toml ships (tests/test_packages.py holds the two lists equal).
 COPY apiserver ./apiserver
 COPY app ./app
 COPY certs ./certs

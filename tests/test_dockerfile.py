@@ -1,8 +1,8 @@
 """Lint-level checks of the Dockerfile (no Docker engine is needed): it parses into stages,
 the final stage runs as a non-root UID, has no compilers, exposes 9443 and 8080, uses base images
 pinned by tag and digest for the lock's Python, installs only from the lock files, starts
-``dynamo-webhook serve``, and its .dockerignore (read as Docker reads it, tests/dockercontext.py)
-sends the build only what it copies."""
+``dynamo-webhook serve``. What it copies and what .dockerignore lets in: tests/test_packages.py;
+its build replayed: tests/test_image_build.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import json
 import re
 from pathlib import Path
 
-from tests.dockercontext import Matcher, build_context, read_patterns
 from tests.dockerfile import ROOT, instructions, stages
 
 __all__ = ["instructions", "stages"]
@@ -107,32 +106,6 @@ def test_the_wheel_is_the_compiled_build() -> None:
     build = " ".join(arg for word, arg in stages()[0] if word in ("RUN", "COPY"))
     assert "DYNAMO_WEBHOOK_COMPILE=1 python -m pip wheel" in build
     assert "setup.py" in build and "requirements/compile.txt" in build
-
-
-def test_dockerignore_sends_what_the_image_copies_and_nothing_else() -> None:
-    copied = []
-    for word, arg in instructions():
-        if word == "COPY" and "--from" not in arg:
-            copied += arg.split()[:-1]
-    assert copied
-    context = build_context(ROOT)
-    for source in copied:
-        assert context.has(source), f".dockerignore keeps out {source}, which the Dockerfile copies"
-    stray = sorted(f for f in context.files if not any(f == s or f.startswith(s + "/") for s in copied))
-    assert not stray, f".dockerignore lets in what the Dockerfile does not copy: {stray[:10]}"
-    matcher = Matcher(read_patterns((ROOT / ".dockerignore").read_text()))
-    for kept_out in (
-        ".venv/bin/python",
-        ".git/HEAD",
-        "tests/test_lock.py",
-        "bench/__main__.py",
-        "scripts/lock",
-        "build/lib/app/cli/main.py",
-        "app/cli/__pycache__/main.cpython-311.pyc",
-        "apiserver/__pycache__/crds.cpython-311.pyc",
-        "examples/manifests/x.yaml",
-    ):
-        assert matcher.excluded(kept_out), kept_out
 
 
 def test_final_stage_is_labelled_and_installs_only_local_wheels() -> None:
