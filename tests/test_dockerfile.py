@@ -1,7 +1,8 @@
 """Lint-level checks of the Dockerfile (no Docker engine is needed): it parses into stages,
 the final stage runs as a non-root UID, has no compilers, exposes 9443 and 8080, uses base images
 pinned by tag and digest for the lock's Python, installs only from the lock files, starts
-``dynamo-webhook serve``, and its .dockerignore sends the build only what it copies."""
+``dynamo-webhook serve``. What it copies and what .dockerignore lets in: tests/test_packages.py;
+its build replayed: tests/test_image_build.py."""
 
 from __future__ import annotations
 
@@ -9,31 +10,9 @@ import json
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.dockerfile import ROOT, instructions, stages
 
-
-def instructions() -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) with line continuations joined and comments dropped."""
-    text = (ROOT / "Dockerfile").read_text()
-    joined = re.sub(r"\\\n", " ", text)
-    out = []
-    for line in joined.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        word, _, rest = line.partition(" ")
-        out.append((word.upper(), rest.strip()))
-    return out
-
-
-def stages() -> list[list[tuple[str, str]]]:
-    result: list[list[tuple[str, str]]] = []
-    for ins in instructions():
-        if ins[0] == "FROM":
-            result.append([])
-        if result:
-            result[-1].append(ins)
-    return result
+__all__ = ["instructions", "stages"]
 
 
 def test_known_instructions_only() -> None:
@@ -127,64 +106,6 @@ def test_the_wheel_is_the_compiled_build() -> None:
     build = " ".join(arg for word, arg in stages()[0] if word in ("RUN", "COPY"))
     assert "DYNAMO_WEBHOOK_COMPILE=1 python -m pip wheel" in build
     assert "setup.py" in build and "requirements/compile.txt" in build
-
-
-def dockerignore_glob(pattern: str) -> re.Pattern[str]:
-    """A .dockerignore pattern as a regex: ``**`` spans directories, ``*`` and ``?`` stay in one."""
-    special = {"**": ".*", "*": "[^/]*", "?": "[^/]"}
-    regex = ""
-    for part in re.findall(r"\*\*|\*|\?|\[[^\]]*\]|[^*?\[]+", pattern.strip("/")):
-        regex += special.get(part) or (part if part.startswith("[") else re.escape(part))
-    return re.compile(regex.replace(".*/", "(.*/)?"))
-
-
-def dockerignored(path: str) -> bool:
-    """Whether .dockerignore keeps ``path`` out of the build context (Docker's rules: the last
-    matching pattern wins, ``!`` re-includes, a pattern matching a directory matches its content)."""
-    lines = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()]
-    rules = [
-        (dockerignore_glob(line.lstrip("!")), line.startswith("!"))
-        for line in lines
-        if line and line[0] != "#"
-    ]
-    parts = path.split("/")
-    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-    ignored = False
-    for regex, negate in rules:
-        if any(regex.fullmatch(prefix) for prefix in prefixes):
-            ignored = not negate
-    return ignored
-
-
-def test_dockerignore_sends_what_the_image_copies_and_nothing_else() -> None:
-    copied = []
-    for word, arg in instructions():
-        if word == "COPY" and "--from" not in arg:
-            copied += arg.split()[:-1]
-    assert copied
-    for source in copied:
-        path = ROOT / source
-        files = (
-            [path]
-            if path.is_file()
-            else [f for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts]
-        )
-        assert files, source
-        for file in files:
-            assert not dockerignored(file.relative_to(ROOT).as_posix()), (
-                f"{file.relative_to(ROOT)} is copied but ignored"
-            )
-    for kept_out in (
-        ".venv/bin/python",
-        ".git/HEAD",
-        "tests/test_lock.py",
-        "bench/__main__.py",
-        "scripts/lock",
-        "build/lib/app/cli/main.py",
-        "app/cli/__pycache__/main.cpython-311.pyc",
-        "examples/manifests/x.yaml",
-    ):
-        assert dockerignored(kept_out), kept_out
 
 
 def test_final_stage_is_labelled_and_installs_only_local_wheels() -> None:

@@ -28,13 +28,13 @@ from pathlib import Path
 import pytest
 
 from app.cli.main import build_parser
+from tests.packages import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 #: Top-level directories whose paths the documents name.
-TOP = ("app", "bench", "certs", "charts", "conversion", "defaulting", "deploy", "docs", "domain",
-       "examples", "gocompat", "kinds", "requirements", "scripts", "tests", "validation", ".ci")
+TOP = (*PACKAGES, "bench", "charts", "deploy", "docs", "examples", "requirements", "scripts", "tests", ".ci")
 #: Paths named in the documents that are the upstream operator's, not this repository's.
 UPSTREAM_PATHS = ("deploy/operator",)
 #: Flags ``scripts/lock`` passes on to ``uv pip compile`` (its ``"$@"``).
@@ -315,7 +315,7 @@ def test_compatibility_names_every_module_with_a_quirk() -> None:
     listed = (ROOT / "docs" / "compatibility.md").read_text()
     marked = [
         rel(path)
-        for package in ("conversion", "defaulting", "domain", "gocompat", "kinds", "validation", "app", "certs")
+        for package in PACKAGES
         for path in sorted((ROOT / package).rglob("*.py"))
         if re.search(r"\bQuirk\b|[Qq]uirks reproduced", path.read_text())
     ]

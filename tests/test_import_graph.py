@@ -20,23 +20,22 @@ the same picture.
 from __future__ import annotations
 
 import ast
-import tomllib
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.packages import PACKAGES, top_level_packages
+
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Packages whose modules may only import with import statements (widen as packages comply).
-NO_DYNAMIC_IMPORTS: tuple[str, ...] = ("apiserver", "app", "certs", "conversion", "defaulting", "domain", "gocompat", "kinds", "validation")
+#: Packages whose modules may only import with import statements: every package shipped.
+NO_DYNAMIC_IMPORTS: tuple[str, ...] = PACKAGES
 
 
 def project_packages(root: Path = ROOT) -> tuple[str, ...]:
     """The top-level packages ``pyproject.toml`` ships (directories with an ``__init__.py``)."""
-    listed = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
-    tops = sorted({str(name).split(".")[0] for name in listed})
-    return tuple(top for top in tops if (root / top / "__init__.py").is_file())
+    return tuple(top for top in top_level_packages(root) if (root / top / "__init__.py").is_file())
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +212,7 @@ def test_the_graph_sees_what_python_runs(tmp_path: Path) -> None:
     """Function-level imports, submodules named in ``from`` imports, relative imports and the
     package ``__init__`` an import runs first are edges; a package importing its own submodules
     is not a circle."""
-    (tmp_path / "pyproject.toml").write_text('[tool.setuptools]\npackages = ["p", "p.sub", "q", "r"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.setuptools.packages.find]\ninclude = ["p", "p.*", "q", "r"]\n')
     files = {
         "p/__init__.py": "from p import a\nfrom . import b\n",
         "p/a.py": "import os\nfrom .b import thing\nfrom p import b\n",
@@ -344,7 +343,7 @@ def test_rules_and_the_review_envelope_know_nothing_of_http() -> None:
 
 def test_the_room_rules_catch_an_upward_import(tmp_path: Path) -> None:
     """The rules as checked see an import from a lower room into a higher one, at any depth."""
-    (tmp_path / "pyproject.toml").write_text('[tool.setuptools]\npackages = ["app"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.setuptools.packages.find]\ninclude = ["app", "app.*"]\n')
     files = {
         "app/__init__.py": "",
         "app/review/__init__.py": "",

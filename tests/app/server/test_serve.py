@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -42,7 +42,12 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, cert_dir: Path, extra: tuple[str, ...] = ()) -> None:
+    """``serve`` on free ports of 127.0.0.1, started and serving; ``exe``, ``cwd`` and ``env`` are
+    the installed ``dynamo-webhook`` to run, where and with what (else this venv's, from the
+    repository, with the test's environment)."""
+
+    def __init__(self, cert_dir: Path, extra: tuple[str, ...] = (), *, exe: Path = EXE, cwd: Path = ROOT,
+                 env: Mapping[str, str] | None = None) -> None:
         self.cert_dir = cert_dir
         self.port = _free_port()
         self.metrics_port = _free_port()
@@ -50,11 +55,11 @@ class Server:
         self.log_path = cert_dir.parent / f"serve-{self.port}.log"
         self._log = self.log_path.open("w")
         self.proc = subprocess.Popen(
-            [str(EXE), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--metrics-host", "127.0.0.1",
+            [str(exe), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--metrics-host", "127.0.0.1",
              "--metrics-port", str(self.metrics_port), "--cert-dir", str(cert_dir), "--cert-reload-interval", "0.5",
              "--log-format", "text", *extra],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=self._log, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            cwd=cwd, stdout=subprocess.PIPE, stderr=self._log, text=True,
+            env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"},
         )
         self.stdout = ""
         deadline = time.monotonic() + 30
