@@ -8,7 +8,9 @@ profile reaches every law.
 
 ``DYNAMO_WEBHOOK_EXPECT_BUILD=compiled`` (or ``python``) makes the run refuse to start unless the
 rule layer is that build (``app/server/build.py``): ``scripts/test`` sets it when it runs the suite from
-the compiled tree, so a missing extension cannot pass as a compiled run.
+the compiled tree, so a missing extension cannot pass as a compiled run. Tests marked ``one_build``
+check what is the same in both builds (the chart and manifests, the packaging, the image's replay,
+which compiles its own wheel): the compiled run skips them, saying so.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 E2E = Path(__file__).parent / "e2e"
+#: The chart and the manifests of deploy/ (``one_build`` throughout).
+DEPLOY = Path(__file__).parent / "deploy"
 
 settings.register_profile(
     "default",
@@ -49,7 +53,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Everything under tests/e2e is marked ``e2e`` (before ``-m`` selection runs)."""
+    """Everything under tests/e2e is marked ``e2e`` (before ``-m`` selection runs); ``one_build``
+    tests are skipped in the compiled run."""
+    compiled = os.environ.get("DYNAMO_WEBHOOK_EXPECT_BUILD") == "compiled"
     for item in items:
         if E2E in item.path.parents:
             item.add_marker(pytest.mark.e2e)
+        if DEPLOY in item.path.parents:
+            item.add_marker(pytest.mark.one_build)
+        if compiled and item.get_closest_marker("one_build"):
+            item.add_marker(pytest.mark.skip(reason="the same in both builds: the Python-build run has checked it"))

@@ -10,6 +10,9 @@ import pytest
 
 from tests.dockercontext import Matcher, build_context, go_clean, read_patterns
 
+#: The chart, the packaging or the image: the same in both builds (tests/conftest.py).
+pytestmark = pytest.mark.one_build
+
 #: (pattern, path, excluded): moby/patternmatcher's TestMatches table, the paths as Docker passes them.
 SINGLE = [
     ("**", "file", True),

@@ -10,7 +10,12 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.dockerfile import ROOT, instructions, stages
+
+#: The chart, the packaging or the image: the same in both builds (tests/conftest.py).
+pytestmark = pytest.mark.one_build
 
 __all__ = ["instructions", "stages"]
 

@@ -14,6 +14,9 @@ from tests.dockercontext import build_context
 from tests.dockerfile import DOCKERFILE, ROOT
 from tests.image_replay import ReplayError, Stage, execute, replay
 
+#: The chart, the packaging or the image: the same in both builds (tests/conftest.py).
+pytestmark = pytest.mark.one_build
+
 DOCKERIGNORE = (ROOT / ".dockerignore").read_text()
 
 

@@ -12,6 +12,9 @@ import pytest
 
 from tests.packages import ROOT, pyproject
 
+#: The chart, the packaging or the image: the same in both builds (tests/conftest.py).
+pytestmark = pytest.mark.one_build
+
 
 def path_with(tmp_path: Path, engines: tuple[str, ...]) -> str:
     """A PATH holding the tools the script uses and the given stand-in engines only."""

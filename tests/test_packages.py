@@ -24,6 +24,9 @@ from tests.dockerfile import DOCKERFILE, stages
 from tests.image_replay import replay
 from tests.packages import PACKAGES, ROOT, pyproject, shipped_packages
 
+#: The chart, the packaging or the image: the same in both builds (tests/conftest.py).
+pytestmark = pytest.mark.one_build
+
 #: Top-level directories with an ``__init__.py`` that the project does not ship.
 NOT_SHIPPED = {"bench", "tests", "tools"}
 #: Package data pyproject ships beside the modules.

@@ -58,6 +58,9 @@ from tests.e2e.kubelet import Kubelet, Routing
 from tests.e2e.objects import ALPHA, user_view
 from tests.e2e.testenv import ROOT, ControlPlane, Kubectl, Result, control_plane, free_port, wait_until
 
+#: The chart, the packaging or the image: the same in both builds (tests/conftest.py).
+pytestmark = pytest.mark.one_build
+
 Obj = dict[str, Any]
 
 RELEASE = "dynamo-webhook"
