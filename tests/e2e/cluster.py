@@ -151,10 +151,11 @@ class Service:
             return ""
 
 
-def service_account_kubeconfig(cp: ControlPlane, kubectl: Kubectl, path: Path) -> Path:
-    """A kubeconfig for the deploy/ ServiceAccount: a bound token from the TokenRequest API."""
-    token = kubectl("create", "token", SERVICE_ACCOUNT, "-n", NAMESPACE, "--duration", "24h").stdout.strip()
-    path.write_text(kubeconfig_yaml(cp.url, cp.pki.serving_ca, user={"token": token}, name="dynamo-webhook"))
+def service_account_kubeconfig(cp: ControlPlane, kubectl: Kubectl, path: Path, account: str = SERVICE_ACCOUNT,
+                               namespace: str = NAMESPACE, duration: str = "24h") -> Path:
+    """A kubeconfig for a ServiceAccount (by default deploy/'s): a bound token from the TokenRequest API."""
+    token = kubectl("create", "token", account, "-n", namespace, "--duration", duration).stdout.strip()
+    path.write_text(kubeconfig_yaml(cp.url, cp.pki.serving_ca, user={"token": token}, name=account))
     path.chmod(0o600)
     return path
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.cluster import CONVERTIBLE, EXE
-from tests.e2e.testenv import ControlPlane, Kubectl, kubeconfig_yaml
+from tests.e2e.cluster import CONVERTIBLE, EXE, service_account_kubeconfig
+from tests.e2e.testenv import ControlPlane, Kubectl
 
 Obj = dict[str, Any]
 
@@ -183,11 +183,7 @@ class Kubelet:
         return mounts
 
     def _kubeconfig(self, account: str, root: Path) -> Path:
-        token = self.kubectl("create", "token", account, "-n", self.namespace, "--duration", "1h").stdout.strip()
-        path = root / "kubeconfig"
-        path.write_text(kubeconfig_yaml(self.cp.url, self.cp.pki.serving_ca, user={"token": token}, name=account))
-        path.chmod(0o600)
-        return path
+        return service_account_kubeconfig(self.cp, self.kubectl, root / "kubeconfig", account, self.namespace, "1h")
 
     # --- status, as the controllers write it ------------------------------------------------------------
 

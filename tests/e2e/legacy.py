@@ -30,10 +30,10 @@ from typing import Any
 import yaml
 
 from app.review.roundtrip import convert_one
-from tests.e2e.cluster import EXE, NAMESPACE, Cluster
+from tests.e2e.cluster import EXE, NAMESPACE, Cluster, service_account_kubeconfig
 from tests.e2e.conftest import start_cluster
 from tests.e2e.objects import LEASE_NAME, PLURALS, scope_lease
-from tests.e2e.testenv import ROOT, ControlPlane, Kubectl, control_plane, kubeconfig_yaml, wait_until
+from tests.e2e.testenv import ROOT, ControlPlane, Kubectl, control_plane, wait_until
 
 Obj = dict[str, Any]
 
@@ -255,10 +255,7 @@ def tool_kubeconfig(cluster: Cluster, role: str, path: Path) -> Path:
     kubectl("apply", "-k", str(ROOT / "deploy" / "tools"))
     kubectl("create", "serviceaccount", role, "-n", NAMESPACE)
     kubectl("create", "clusterrolebinding", role, f"--clusterrole={role}", f"--serviceaccount={NAMESPACE}:{role}")
-    token = kubectl("create", "token", role, "-n", NAMESPACE, "--duration", "24h").stdout.strip()
-    path.write_text(kubeconfig_yaml(cluster.cp.url, cluster.cp.pki.serving_ca, user={"token": token}, name=role))
-    path.chmod(0o600)
-    return path
+    return service_account_kubeconfig(cluster.cp, kubectl, path, role)
 
 
 def read(cp: ControlPlane, obj: Seeded, version: str) -> Obj:

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cluster import CONVERTIBLE, NAMESPACE, Cluster, ca_bundles
+from tests.e2e.cluster import CONVERTIBLE, NAMESPACE, Cluster, ca_bundles, service_account_kubeconfig
 from tests.e2e.legacy import ALPHA, APPS, BETA, Seeded, run_tool, seeded_cluster
-from tests.e2e.testenv import kubeconfig_yaml, wait_until
+from tests.e2e.testenv import wait_until
 
 #: The chart, the packaging or the image: the same in both builds (tests/conftest.py).
 pytestmark = pytest.mark.one_build
@@ -67,10 +67,7 @@ def account_kubeconfig(cluster: Cluster, path: Path) -> Path:
             "--resource-name=webhook-server-cert")
     kubectl("create", "rolebinding", "ca-reader", "-n", OPERATOR, "--role=ca-reader",
             f"--serviceaccount={NAMESPACE}:{ACCOUNT}")
-    token = kubectl("create", "token", ACCOUNT, "-n", NAMESPACE, "--duration", "24h").stdout.strip()
-    path.write_text(kubeconfig_yaml(cluster.cp.url, cluster.cp.pki.serving_ca, user={"token": token}, name=ACCOUNT))
-    path.chmod(0o600)
-    return path
+    return service_account_kubeconfig(cluster.cp, kubectl, path, ACCOUNT)
 
 
 @pytest.fixture(scope="module")
