@@ -173,7 +173,7 @@ def release(bin_dir: Path) -> Iterator[Release]:
             assert install.returncode == 0, install.stderr + install.stdout + "\n".join(kubelet.errors)
             manifest = [d for d in yaml.safe_load_all(run_helm(bin_dir / "helm", cp, work, "get", "manifest", RELEASE,
                                                                "-n", NAMESPACE).stdout) if d]
-            after_hook = {crd: copy.deepcopy(kubectl.get("crd", crd)["spec"]["conversion"]) for crd in CONVERTIBLE}
+            after_hook = conversion_of(kubectl)
             kubelet.routing = Routing(kubectl, WEBHOOK_SERVICE, f"{base}/convert")
             kubelet.routing.to_url()
             sa_config = service_account_kubeconfig(cp, kubectl, work / "sa.kubeconfig")
@@ -226,6 +226,13 @@ def apps(release: Release) -> str:
     return APPS
 
 
+def read_back(release: Release, obj: Obj, check: bool = True) -> Result:
+    """``kubectl get`` of a release object as the API server holds it (JSON)."""
+    namespaced = ("-n", NAMESPACE) if "namespace" in obj["metadata"] else ()
+    return release.kubectl("get", obj["kind"].lower(), obj["metadata"]["name"], *namespaced, "-o", "json",
+                           check=check)
+
+
 def test_the_readme_command_installs_without_monitoring_crds(release: Release, e2e_figures: list[str]) -> None:
     e2e_figures.append(f"helm install of charts/dynamo-webhook (the README's command): {release.install_seconds:.1f} s")
     assert release.kubectl("api-resources", "--api-group=monitoring.coreos.com", "-o", "name").stdout.strip() == ""
@@ -236,8 +243,7 @@ def test_the_readme_command_installs_without_monitoring_crds(release: Release, e
             "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} <= kinds
     assert not kinds & {"ServiceMonitor", "PrometheusRule"}
     for obj in release.manifest:
-        namespaced = ("-n", NAMESPACE) if "namespace" in obj["metadata"] else ()
-        stored = release.kubectl("get", obj["kind"].lower(), obj["metadata"]["name"], *namespaced, "-o", "json").json()
+        stored = read_back(release, obj).json()
         assert stored["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "Helm"
         assert stored["metadata"]["labels"]["app.kubernetes.io/instance"] == RELEASE
         assert stored["metadata"]["annotations"]["meta.helm.sh/release-name"] == RELEASE
@@ -398,16 +404,15 @@ def test_upgrade_changing_a_value_while_a_client_creates(release: Release, apps:
 # --- helm uninstall ---------------------------------------------------------------------------------------
 
 
-def conversion_of(release: Release) -> dict[str, Obj]:
-    return {crd: release.kubectl.get("crd", crd)["spec"]["conversion"] for crd in CONVERTIBLE}
+def conversion_of(kubectl: Kubectl) -> dict[str, Obj]:
+    """The ``spec.conversion`` of each convertible CRD."""
+    return {crd: kubectl.get("crd", crd)["spec"]["conversion"] for crd in CONVERTIBLE}
 
 
 def release_objects(release: Release) -> list[tuple[str, str]]:
     out = []
     for obj in release.manifest:
-        namespaced = ("-n", NAMESPACE) if "namespace" in obj["metadata"] else ()
-        if release.kubectl("get", obj["kind"].lower(), obj["metadata"]["name"], *namespaced,
-                           check=False).returncode == 0:
+        if read_back(release, obj, check=False).returncode == 0:
             out.append((obj["kind"], obj["metadata"]["name"]))
     return out
 
@@ -423,7 +428,7 @@ def test_uninstall_waits_for_storage_migrate_then_leaves_the_crds_converting(
     set_storage_version(release, "dynamographdeployments", "v1beta1")  # type: ignore[arg-type]
     assert stored_versions(release.cp, "dynamographdeployments")[f"{APPS}/stored-as-alpha"] == "v1alpha1"
     assert sorted(crd_stored_versions(release.kubectl, "dynamographdeployments")) == ["v1alpha1", "v1beta1"]
-    before = conversion_of(release)
+    before = conversion_of(release.kubectl)
     objects = release_objects(release)
 
     # 1. The pre-delete hook refuses: the uninstall stops and nothing changes.
@@ -433,7 +438,7 @@ def test_uninstall_waits_for_storage_migrate_then_leaves_the_crds_converting(
     refusal = release.kubelet.of(RELEASE_JOB)[-1]
     assert refusal.returncode != 0
     assert "dynamographdeployments.nvidia.com" in refusal.output and "storage-migrate" in refusal.output, refusal.output
-    assert conversion_of(release) == before
+    assert conversion_of(release.kubectl) == before
     assert release_objects(release) == objects
 
     # 2. storage-migrate rewrites what is stored as v1alpha1; the uninstall then completes.
@@ -451,7 +456,7 @@ def test_uninstall_waits_for_storage_migrate_then_leaves_the_crds_converting(
 
     # The CRDs convert nothing any more (every object is stored in the storage version), and serve
     # every object in both versions.
-    for crd, conversion in conversion_of(release).items():
+    for crd, conversion in conversion_of(release.kubectl).items():
         assert conversion == {"strategy": "None"}, (crd, conversion)
     for version in ("v1beta1", "v1alpha1"):
         listed = release.kubectl("get", f"dynamographdeployments.{version}.nvidia.com", "-n", APPS, "-o", "json")
