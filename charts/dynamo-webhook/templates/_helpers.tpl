@@ -74,13 +74,18 @@ group/version/kind): null renders it only where the cluster serves that API.
 {{- else if .enabled }}true{{ end -}}
 {{- end }}
 
+{{/* The fewest webhook pods: autoscaling.minReplicas under the autoscaler, else replicas. */}}
+{{- define "dynamo-webhook.fewestReplicas" -}}
+{{ ternary .Values.autoscaling.minReplicas .Values.replicas .Values.autoscaling.enabled }}
+{{- end }}
+
 {{/*
 Whether the PodDisruptionBudget is rendered: enabled, and unable to block a node drain
 (maxUnavailable set, or minAvailable below the fewest replicas).
 */}}
 {{- define "dynamo-webhook.pdbOn" -}}
 {{- $pdb := .Values.podDisruptionBudget -}}
-{{- $fewest := ternary .Values.autoscaling.minReplicas .Values.replicas .Values.autoscaling.enabled | int -}}
+{{- $fewest := include "dynamo-webhook.fewestReplicas" . | int -}}
 {{- if $pdb.enabled -}}
 {{- if not (kindIs "invalid" $pdb.maxUnavailable) }}true
 {{- else if lt (int $pdb.minAvailable) $fewest }}true
