@@ -24,12 +24,13 @@ column.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from app.review.dispatch import Outcome, convert_one
-from app.review.errors import BadRequest, ReviewFailure
+from app.review.errors import Abandoned, BadRequest, ReviewFailure
 from app.review.jsonscan import (
     VALIDATE_WHOLE,
     Buffer,
@@ -66,6 +67,8 @@ MAX_OBJECTS = 1_000_000
 #: The most members the review, or its request, may hold (a review has three of each): a bound on
 #: what the walk holds of them.
 MAX_MEMBERS = 1000
+#: How often (in objects) a review asks whether its caller still waits: a few milliseconds of work.
+STOP_EVERY = 64
 #: Once the pieces held come to this many bytes, each further piece is held packed
 #: (:class:`~app.review.reviews.Packed`): the answer of a 64 MiB review is about 80 MiB encoded, which
 #: would double what the review holds; packed, it is a tenth of that. Smaller answers do not pay
@@ -196,8 +199,10 @@ def _piece(batch: list[bytes], held: int) -> Part:
     return Packed(piece) if held >= PACK_AFTER_BYTES else piece
 
 
-def review_conversion_body(body: Buffer) -> Outcome:
-    """Answer one ConversionReview body. Raises ``BadRequest`` when it is no review."""
+def review_conversion_body(body: Buffer, stop: Callable[[], bool] | None = None) -> Outcome:
+    """Answer one ConversionReview body. Raises ``BadRequest`` when it is no review, and
+    :class:`~app.review.errors.Abandoned` when ``stop`` (asked every :data:`STOP_EVERY` objects)
+    says that nobody waits for the answer any more."""
     if not body:
         raise BadRequest("request body is empty")
     try:
@@ -220,6 +225,8 @@ def review_conversion_body(body: Buffer) -> Outcome:
         done: list[tuple[str, str]] = []
         directions: dict[tuple[str, str], tuple[str, str]] = {}
         while index < count:
+            if stop is not None and index % STOP_EVERY == 0 and stop():
+                raise Abandoned(f"stopped after {index} of {count} objects")
             obj, big_numbers = _object(body, spans, index) if spans is not None else (listed[index], False)
             decoded += 1
             out, direction = convert_one(obj, index, desired, big_numbers)

@@ -33,6 +33,11 @@ class BadRequest(ReviewError):
         super().__init__(message, code)
 
 
+class Abandoned(Exception):
+    """A review given up half-way because its caller no longer waits for the answer (the
+    ``stop`` function a long review is given said so)."""
+
+
 class ReviewFailure(ReviewError):
     """A readable review that cannot be answered as asked: a denial (or conversion Failure)
     inside the review."""

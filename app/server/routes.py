@@ -24,10 +24,21 @@ from starlette.types import Receive, Scope, Send
 
 from app.review.conversion_stream import review_conversion_body
 from app.review.dispatch import Outcome, review_admission, review_conversion
-from app.review.errors import BadRequest
+from app.review.errors import Abandoned, BadRequest
 from app.review.reviews import Part, parse_json, part_size, unpacked
 from app.review.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
 from app.server import memory
+from app.server.budget import (
+    LANES,
+    Budget,
+    BudgetRefused,
+    CallerGone,
+    Lane,
+    Reservation,
+    cgroup_limit,
+    default_budget,
+    request_timeout,
+)
 from app.server.deadlines import BodyDeadlines
 from app.server.observability import (
     LOG_DETAIL_CHARS,
@@ -38,6 +49,7 @@ from app.server.observability import (
 )
 from app.server.settings import Settings
 from app.server.tally import PathTally
+from app.server.transport import CALLER_GONE
 from domain.admission import AdmissionContext
 
 log = logging.getLogger("dynamo_webhook.review")
@@ -58,9 +70,21 @@ class AppState:
     # Long-running coroutines started with the app and stopped (event set, then awaited) with it.
     background: list[Callable[[asyncio.Event], Coroutine[Any, Any, None]]] = field(default_factory=list)
     draining: bool = False
-    # Large reviews are answered one at a time (the interpreter runs one thread at a time anyway):
-    # the memory of a review's decoded objects is needed for one review, not for each in flight.
-    large_reviews: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(1))
+    # What the requests of this process may hold at once (app.server.budget); from the settings
+    # when not given.
+    budget: Budget | None = None
+    # Large reviews are answered off the event loop one at a time per lane (the interpreter runs
+    # one thread at a time anyway): an admission review never waits behind a conversion.
+    large_reviews: dict[Lane, asyncio.Semaphore] = field(
+        default_factory=lambda: {lane: asyncio.Semaphore(1) for lane in LANES}
+    )
+
+    def __post_init__(self) -> None:
+        if self.budget is None:
+            total = self.settings.memory_budget
+            if total is None:
+                total = default_budget(self.settings.workers, cgroup_limit())
+            self.budget = Budget(total, on_idle=memory.release)
 
 
 def _json(status: int, payload: dict[str, Any]) -> Response:
@@ -87,23 +111,27 @@ def _body_headers(scope: Scope) -> tuple[str | None, str | None]:
     return content_type, content_length
 
 
+def _declared_length(declared: str | None, limit: int) -> int:
+    """The body's declared length (-1: none declared); a 400 when it is not a length, a 413 past
+    ``limit``."""
+    if declared is None:
+        return -1
+    try:
+        length = int(declared)
+    except ValueError:
+        raise BadRequest("invalid Content-Length header") from None
+    if length > limit:
+        raise BadRequest(f"request body of {declared} bytes exceeds the limit of {limit} bytes", 413)
+    return length
+
+
 async def _read_body(
-    receive: Receive, declared: str | None, limit: int, deadlines: BodyDeadlines, grow: bool = False
-) -> bytes | bytearray:
-    """The request body, within ``limit`` bytes and the body deadline. ``grow``: gathered into
-    one buffer, of the declared length from the start (a body joined from its chunks, or grown
-    by copies, is held twice at the end of its read: 128 MiB for a 64 MiB ConversionReview)."""
-    length = -1
-    if declared is not None:
-        try:
-            length = int(declared)
-        except ValueError:
-            raise BadRequest("invalid Content-Length header") from None
-        if length > limit:
-            raise BadRequest(f"request body of {declared} bytes exceeds the limit of {limit} bytes", 413)
-    chunks: list[bytes] = []
-    buffer = bytearray(length if grow and length > 0 else 0)
-    size = 0
+    receive: Receive, limit: int, deadlines: BodyDeadlines, held: Callable[[int], None]
+) -> bytearray:
+    """The request body, within ``limit`` bytes and the body deadline, gathered as its bytes
+    arrive (one buffer grown in place: never allocated ahead of them, never held twice).
+    ``held(size)`` is told each size reached, before the bytes are kept; it raises to refuse."""
+    buffer = bytearray()
     read = deadlines.start()
     try:
         while True:
@@ -113,13 +141,12 @@ async def _read_body(
             if message["type"] != "http.request":
                 continue
             chunk = message.get("body", b"")
-            size += len(chunk)
+            size = len(buffer) + len(chunk)
             if size > limit:
                 raise BadRequest(f"request body exceeds the limit of {limit} bytes", 413)
-            if grow:  # in place within the declared length, growing the buffer past it
-                buffer[size - len(chunk) : size] = chunk
-            else:
-                chunks.append(chunk)
+            held(size)
+            buffer += chunk
+            del chunk
             if not message.get("more_body", False):
                 break
     except asyncio.CancelledError:
@@ -128,10 +155,7 @@ async def _read_body(
         raise
     finally:
         deadlines.finish(read)
-    if grow:
-        del buffer[size:]  # shorter than declared: the server has already refused that
-        return buffer
-    return b"".join(chunks)
+    return buffer
 
 
 async def _answer(send: Send, status: int, body: bytes, json: bool = True, close: bool = False) -> None:
@@ -167,6 +191,26 @@ async def _answer_parts(send: Send, parts: list[Part]) -> None:
 ReviewEndpoint = Callable[[Scope, Receive, Send], Coroutine[Any, Any, None]]
 
 
+#: The timeouts the API server gives its calls when the URL does not say (admission webhooks'
+#: default ``timeoutSeconds``, and conversion webhooks' fixed one). A request waits for the memory
+#: budget at most half of its timeout, leaving the other half for its answer.
+DEFAULT_TIMEOUTS: dict[Lane, float] = {"admission": 10.0, "convert": 30.0}
+
+
+class _Progress:
+    """How far a request got."""
+
+    __slots__ = ("body_read",)
+
+    def __init__(self) -> None:
+        self.body_read = False
+
+
+def _budget_wait(scope: Scope, lane: Lane) -> float:
+    timeout = request_timeout(scope.get("query_string", b""))
+    return (DEFAULT_TIMEOUTS[lane] if timeout is None else timeout) / 2
+
+
 def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
     """The ASGI handler of one webhook path (``POST``): it reads the headers and body straight
     from the ASGI messages and sends the answer as two messages, without Starlette's request and
@@ -174,7 +218,10 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
     path = route.path
     settings = state.settings
     limit = settings.max_conversion_bytes if route.type == "convert" else settings.max_admission_bytes
-    large_reviews = state.large_reviews
+    lane: Lane = "convert" if route.type == "convert" else "admission"
+    large_reviews = state.large_reviews[lane]
+    budget = state.budget
+    assert budget is not None  # set by AppState
     deadlines = BodyDeadlines(settings.body_timeout)
     tally = PathTally(path)
 
@@ -186,60 +233,70 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
     def decode_and_answer(body: bytes | bytearray) -> Outcome:
         return answer(parse_json(body))
 
-    def answer_large(body: bytes | bytearray) -> Outcome:
-        # A ConversionReview is read one object at a time (app.review.conversion_stream); an
-        # AdmissionReview decoded whole, which is garbage once answered.
-        streamed = route.type == "convert"
-        outcome = review_conversion_body(body) if streamed else decode_and_answer(body)
+    def answer_large(body: bytes | bytearray, gone: Callable[[], bool] | None) -> Outcome:
+        # A ConversionReview is read one object at a time (app.review.conversion_stream), given up
+        # between objects once its caller has gone; an AdmissionReview decoded whole, which is
+        # garbage once answered.
+        outcome = review_conversion_body(body, gone) if route.type == "convert" else decode_and_answer(body)
         memory.release()
         return outcome
+
+    async def review(scope: Scope, receive: Receive, reservation: Reservation, progress: _Progress) -> Outcome:
+        content_type, declared = _body_headers(scope)
+        if not _is_json(content_type):
+            raise BadRequest(f"unsupported Content-Type {content_type!r}: expected application/json", 415)
+        length = _declared_length(declared, limit)
+        gone = scope.get("extensions", {}).get(CALLER_GONE)
+        if length >= 0:
+            await reservation.acquire(length, _budget_wait(scope, lane), gone)
+        body = await _read_body(receive, limit, deadlines, reservation.grow)
+        progress.body_read = True
+        if len(body) <= OFFLOAD_BYTES:
+            return decode_and_answer(body)
+        async with large_reviews:
+            if gone is not None and gone():
+                raise CallerGone()
+            return await anyio.to_thread.run_sync(answer_large, body, gone)
 
     async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         tally.started()
-        body_read = False
+        reservation = Reservation(budget, lane, OFFLOAD_BYTES)
+        progress = _Progress()
         try:
-            content_type, declared = _body_headers(scope)
-            if not _is_json(content_type):
-                raise BadRequest(
-                    f"unsupported Content-Type {content_type!r}: expected application/json",
-                    415,
+            try:
+                outcome = await review(scope, receive, reservation, progress)
+            except (BadRequest, BudgetRefused) as exc:
+                bad_request = isinstance(exc, BadRequest)
+                tally.rejected(exc.code, bad_request=bad_request)
+                log.warning(
+                    "request rejected" if bad_request else "request refused: memory budget",
+                    extra={"webhook": path, "code": exc.code, "error": log_value(exc.message, LOG_DETAIL_CHARS)},
                 )
-            body = await _read_body(receive, declared, limit, deadlines, grow=route.type == "convert")
-            body_read = True
-            if len(body) > OFFLOAD_BYTES:
-                async with large_reviews:
-                    outcome = await anyio.to_thread.run_sync(answer_large, body)
+                # A body not read to its end (408, 413, 415, 503, a bad Content-Length) leaves the
+                # rest of it on the connection: answered with the connection closed after.
+                error = orjson.dumps({"error": exc.message, "code": exc.code})
+                await _answer(send, exc.code, error, close=not progress.body_read)
+                return
+            except (ClientDisconnect, CallerGone, Abandoned) as exc:
+                tally.rejected(499, bad_request=False)
+                log.info("caller gone: review dropped", extra={"webhook": path, "error": str(exc) or type(exc).__name__})
+                await _answer(send, 499, b"", json=False)
+                return
+            finally:
+                tally.finished()
+            elapsed = time.perf_counter() - started
+            try:
+                _record(tally, route.type, outcome, elapsed)
+            except Exception as exc:  # observability must never fail a review
+                log.error("recording a review failed", extra={"webhook": path, "error": repr(exc)})
+            if outcome.parts is not None:
+                await _answer_parts(send, outcome.parts)
+                memory.release()  # the body and the answer are gone now
             else:
-                outcome = decode_and_answer(body)
-            del body  # not held while the answer is sent
-        except BadRequest as exc:
-            tally.rejected(exc.code, bad_request=True)
-            log.warning(
-                "request rejected",
-                extra={"webhook": path, "code": exc.code, "error": log_value(exc.message, LOG_DETAIL_CHARS)},
-            )
-            # A body not read to its end (408, 413, 415, a bad Content-Length) leaves the rest of it
-            # on the connection: answered with the connection closed after.
-            error = orjson.dumps({"error": exc.message, "code": exc.code})
-            await _answer(send, exc.code, error, close=not body_read)
-            return
-        except ClientDisconnect:
-            tally.rejected(499, bad_request=False)
-            await _answer(send, 499, b"", json=False)
-            return
+                await _answer(send, 200, outcome.body)
         finally:
-            tally.finished()
-        elapsed = time.perf_counter() - started
-        try:
-            _record(tally, route.type, outcome, elapsed)
-        except Exception as exc:  # observability must never fail a review
-            log.error("recording a review failed", extra={"webhook": path, "error": repr(exc)})
-        if outcome.parts is not None:
-            await _answer_parts(send, outcome.parts)
-            memory.release()  # the body and the answer are gone now
-        else:
-            await _answer(send, 200, outcome.body)
+            reservation.release()
 
     return endpoint
 

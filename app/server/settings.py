@@ -79,6 +79,13 @@ class Settings(BaseSettings):
     max_conversion_bytes: int = Field(
         64 * MiB, gt=0, description="Largest ConversionReview body accepted (413 above)."
     )
+    memory_budget: int | None = Field(
+        None,
+        gt=0,
+        description="Bytes the requests of one server process may hold at once (bodies and the work of "
+        "answering them); past it a request waits unread, then gets a 503. Default: the cgroup's memory "
+        "limit shared among the workers, less 112 MiB each (512 MiB without a limit).",
+    )
     body_timeout: float = Field(30.0, gt=0, description="Seconds allowed to receive a request body (408 after, at most a second later).")
     header_timeout: float = Field(
         10.0,
@@ -183,7 +190,7 @@ def add_settings_arguments(parser: Any, only: tuple[str, ...] | None = None) -> 
         kwargs: dict[str, Any] = {"dest": name, "default": None, "help": help_text}
         if get_origin(annotation) is Literal:
             kwargs["choices"] = list(get_args(annotation))
-        elif annotation is int:
+        elif annotation in (int, int | None):
             kwargs["type"] = int
         elif annotation is float:
             kwargs["type"] = float

@@ -8,6 +8,10 @@ loop and passes them on together at the end of it (``loop.call_soon``): the same
 same order, in one record and one send. Closing (or aborting) the connection first passes on (or
 drops) what is held, so nothing is reordered or lost; everything else is the real transport's.
 
+Each request's scope carries, under :data:`CALLER_GONE`, a function telling whether its
+connection has gone (closed by this side, or by the client: :func:`peer_closed`), which the
+handlers ask before they start a review and between its objects.
+
 The protocol also puts each connection under its server's :class:`~app.server.connections.ConnectionWatch`
 (header and answer deadlines) from ``connection_made`` to ``connection_lost``; nothing is added per
 request.
@@ -16,11 +20,35 @@ request.
 from __future__ import annotations
 
 import asyncio
+import functools
+import select
+import weakref
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from app.server.connections import ConnectionWatch
+
+#: The scope extension holding the request's "has the caller gone" function.
+CALLER_GONE = "dynamo_webhook.caller_gone"
+_HUNG_UP = select.POLLRDHUP | select.POLLHUP | select.POLLERR
+
+
+def peer_closed(transport: Any) -> bool:
+    """Whether the client has closed or shut down its side of the connection, as the kernel
+    tells it (``POLLRDHUP``), even while the connection is not read and unread bytes are still
+    queued before the end. Go's HTTP server takes a client's end of stream the same way: the
+    request's context is cancelled. Safe from any thread; False when it cannot be told."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return False
+    try:
+        poller = select.poll()
+        poller.register(sock.fileno(), _HUNG_UP)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):
+        return True
+
 
 #: Held writes up to this many bytes in all are joined into one (larger ones are passed on as they
 #: are, still at the end of the turn: a TLS record holds at most 16 KiB).
@@ -90,6 +118,15 @@ class CoalescingTransport:
         return getattr(self.transport, name)
 
 
+def _caller_gone(protocol: weakref.ref[HttpToolsProtocol]) -> bool:
+    """Whether the connection of ``protocol`` has gone (see :func:`peer_closed`)."""
+    live = protocol()
+    if live is None:
+        return True
+    transport = live.transport
+    return transport.is_closing() or peer_closed(transport)
+
+
 class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol writing through a :class:`CoalescingTransport`, watched by
     ``watch`` (set by :class:`~app.server.connections.TlsGate` before the connection is made)."""
@@ -106,6 +143,13 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         super().connection_made(wrapped)  # type: ignore[arg-type]
         if self.watch is not None:
             self.watch.add(self)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        # By weak reference: the protocol holds the scope, which would otherwise hold the protocol
+        # back, and a cycle is freed only by the garbage collector, late.
+        gone = functools.partial(_caller_gone, weakref.ref(self))
+        self.scope["extensions"] = {CALLER_GONE: gone}  # type: ignore[dict-item]  # a function, not a dict
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)

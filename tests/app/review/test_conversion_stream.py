@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.review.conversion_stream import PIECE_BYTES, review_conversion_body
+from app.review.conversion_stream import PIECE_BYTES, STOP_EVERY, review_conversion_body
 from app.review.dispatch import Outcome, review_conversion
-from app.review.errors import BadRequest
+from app.review.errors import Abandoned, BadRequest
 from app.review.reviews import MAX_DEPTH, parse_json
 from bench import payloads
 from tests.conversion.vector_helpers import load_vectors
@@ -317,3 +317,17 @@ def test_a_review_listing_too_many_objects_or_members_is_a_413(monkeypatch: pyte
         answer = streamed(body)
         assert isinstance(answer, BadRequest) and answer.code == 413
         assert answer.message.startswith("request body is too large a review: more than ")
+
+
+def test_a_review_nobody_waits_for_stops_at_the_next_object() -> None:
+    body = orjson.dumps(payloads.list_review(3 * STOP_EVERY))
+    asked: list[int] = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) == 2  # the caller leaves after the first batch of objects
+
+    with pytest.raises(Abandoned, match=f"^stopped after {STOP_EVERY} of {3 * STOP_EVERY} objects$"):
+        review_conversion_body(body, stop)
+    # Asked for nothing, it answers as without the question.
+    assert review_conversion_body(body, lambda: False).parts == review_conversion_body(body).parts
