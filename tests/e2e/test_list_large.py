@@ -14,10 +14,10 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -28,30 +28,20 @@ import yaml
 from bench import payloads
 from bench.bench_large import post
 from bench.harness import peak_rss_kib, status_kib
-from gocompat.quantity import parse_quantity
 from tests.e2e.cluster import Cluster
 from tests.e2e.legacy import set_storage_version, stored_versions
 from tests.e2e.objects import ALPHA, BETA, namespace
+from tests.e2e.pod import memory_limit
 from tests.e2e.testenv import ROOT
 
 COUNT = 10_000
 PLURAL = "dynamographdeployments"
 SOURCE = ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml"
-DEPLOYMENT = ROOT / "deploy" / "base" / "deployment.yaml"
+BETA_SOURCE = ROOT / "examples" / "manifests" / "dgd-agg-v1beta1.yaml"
 #: The API server's timeout for a webhook call (and the longest it lets a conversion take).
 WEBHOOK_TIMEOUT = 30.0
 #: Objects of the review near the limit (about 1.9 KiB each: 61 MiB).
 LARGE_REVIEW_OBJECTS = 33_000
-
-
-def memory_limit() -> int:
-    """The service container's memory limit in deploy/, in bytes."""
-    for doc in yaml.safe_load_all(DEPLOYMENT.read_text()):
-        if doc and doc.get("kind") == "Deployment":
-            for container in doc["spec"]["template"]["spec"]["containers"]:
-                limit = parse_quantity(str(container["resources"]["limits"]["memory"]))
-                return int(Fraction(limit.unscaled) * Fraction(10) ** limit.exp10)
-    raise AssertionError(f"no Deployment with a memory limit in {DEPLOYMENT}")
 
 
 def peak_rss(pid: int) -> int:
@@ -139,6 +129,24 @@ def stored_alpha(cluster: Cluster, e2e_figures: list[str]) -> str:
     return ns
 
 
+def list_as_beta(cluster: Cluster, ns: str) -> tuple[Any, float]:
+    """``kubectl get --chunk-size=0`` of the namespace's DGDs as v1beta1, and its seconds. The
+    storage version switch re-created the kind's storage, whose cache answers 429 "storage is
+    (re)initializing" until it has loaded every object (through the conversion webhook): that
+    answer is retried, as clients do, and the LIST that is answered is timed."""
+    deadline = time.monotonic() + 180
+    while True:
+        start = time.perf_counter()
+        out = cluster.kubectl(
+            "get", f"{PLURAL}.v1beta1.nvidia.com", "-n", ns, "--chunk-size=0", "-o", "json",
+            timeout=WEBHOOK_TIMEOUT * 4, check=False,
+        )
+        elapsed = time.perf_counter() - start
+        if out.returncode == 0 or "TooManyRequests" not in out.stderr or time.monotonic() > deadline:
+            return out, elapsed
+        time.sleep(0.5)
+
+
 def test_list_of_10000_stored_as_v1alpha1_read_as_v1beta1_within_the_limits(
     cluster: Cluster, stored_alpha: str, e2e_figures: list[str]
 ) -> None:
@@ -148,21 +156,7 @@ def test_list_of_10000_stored_as_v1alpha1_read_as_v1beta1_within_the_limits(
     limit = memory_limit()
     reset_peak(pid)
     with memory_cgroup(pid, limit) as held:
-        # The storage version switch re-created the kind's storage, whose cache answers 429
-        # "storage is (re)initializing" until it has loaded every object (through the conversion
-        # webhook): retry that answer, as clients do, and time the LIST that is answered.
-        deadline = time.monotonic() + 180
-        while True:
-            start = time.perf_counter()
-            out = cluster.kubectl(
-                "get", f"{PLURAL}.v1beta1.nvidia.com", "-n", stored_alpha, "--chunk-size=0", "-o", "json",
-                timeout=WEBHOOK_TIMEOUT * 4, check=False,
-            )
-            elapsed = time.perf_counter() - start
-            if out.returncode == 0 or "TooManyRequests" not in out.stderr or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
-        assert out.returncode == 0, out.stderr
+        out, elapsed = list_as_beta(cluster, stored_alpha)
         peak = peak_rss(pid)
     items = out.json()["items"]
     assert len(items) == COUNT
@@ -213,3 +207,69 @@ def test_a_review_near_the_size_limit_is_answered_in_time_within_the_memory_limi
         f"{elapsed:.1f} s, service peak RSS {peak / 2**20:.0f} MiB ({held})"
     )
     assert ALPHA not in {obj["apiVersion"] for obj in converted}
+
+
+#: The API server's timeout for an admission webhook call (the webhook configurations' timeoutSeconds).
+ADMISSION_TIMEOUT = 10.0
+CONCURRENT_LISTS = 4
+
+
+def _writes(cluster: Cluster, ns: str, stop: threading.Event) -> list[tuple[str, int, float]]:
+    """Create a v1beta1 DGD, then scale it, again and again until ``stop``: (what, status, seconds)
+    of each write, every one through both admission webhooks."""
+    base = yaml.safe_load(BETA_SOURCE.read_text())
+    path = f"/apis/nvidia.com/v1beta1/namespaces/{ns}/{PLURAL}"
+    done: list[tuple[str, int, float]] = []
+    index = 0
+    while not stop.is_set():
+        name = f"written-{index:04d}"
+        obj = copy.deepcopy(base)
+        obj["metadata"] = {"name": name, "namespace": ns}
+        start = time.perf_counter()
+        status, _ = cluster.cp.raw("POST", path, orjson.dumps(obj), timeout=60)
+        done.append(("create", status, time.perf_counter() - start))
+        patch = {"metadata": {"labels": {"written": str(index)}}}
+        start = time.perf_counter()
+        status, _ = cluster.cp.raw(
+            "PATCH", f"{path}/{name}", orjson.dumps(patch), content_type="application/merge-patch+json", timeout=60
+        )
+        done.append(("update", status, time.perf_counter() - start))
+        index += 1
+    return done
+
+
+def test_four_unpaginated_lists_at_once_beside_writes_within_the_limits(
+    cluster: Cluster, stored_alpha: str, e2e_figures: list[str]
+) -> None:
+    """Four clients LIST the 10,000 DGDs at once while another creates and updates DGDs: the
+    service, in its pod's memory limit with the budget it takes from it, answers every LIST and
+    every write within its webhook timeout, and is neither restarted nor killed."""
+    service = cluster.service
+    assert service.proc is not None and service.proc.popen is not None
+    pid = service.proc.popen.pid
+    limit = memory_limit()
+    writes_ns = namespace(cluster.kubectl, "e2e-list-large-writes")
+    stop = threading.Event()
+    reset_peak(pid)
+    with memory_cgroup(pid, limit) as held, ThreadPoolExecutor(CONCURRENT_LISTS + 1) as pool:
+        writer = pool.submit(_writes, cluster, writes_ns, stop)
+        try:
+            lists = list(pool.map(lambda _: list_as_beta(cluster, stored_alpha), range(CONCURRENT_LISTS)))
+        finally:
+            stop.set()
+        writes = writer.result()
+        peak = peak_rss(pid)
+    assert service.proc.popen.poll() is None, "the service died"
+    for out, _ in lists:
+        assert out.returncode == 0, out.stderr
+        assert len(out.json()["items"]) == COUNT  # answered whole: each conversion call within its 30 s
+    assert writes and {status for _, status, _ in writes} <= {200, 201}, writes
+    slowest = max(seconds for _, _, seconds in writes)
+    assert slowest < ADMISSION_TIMEOUT, f"a write took {slowest:.1f} s"
+    assert peak <= limit, f"peak RSS {peak / 2**20:.0f} MiB over the limit of {limit / 2**20:.0f} MiB"
+    seconds = sorted(elapsed for _, elapsed in lists)
+    e2e_figures.append(
+        f"{CONCURRENT_LISTS} LISTs at once of {COUNT} DGDs stored as v1alpha1 as v1beta1 (--chunk-size=0): "
+        f"{seconds[0]:.1f}-{seconds[-1]:.1f} s; beside them {len(writes)} writes, slowest {slowest:.2f} s; "
+        f"service peak RSS {peak / 2**20:.0f} MiB ({held})"
+    )
