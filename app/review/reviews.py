@@ -155,7 +155,12 @@ def parse_json(body: bytes | bytearray) -> Any:
     try:
         doc = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        doc = _valid_json(body, exc)
+        refused: orjson.JSONDecodeError | None = exc
+    else:
+        refused = None
+    if refused is not None:
+        # Outside the handler, so that a refusal raised from here carries no context.
+        doc = _valid_json(body, refused)
     if isinstance(doc, (dict, list)) and not _few_brackets(body):
         check_depth(doc)
     return doc
@@ -167,8 +172,14 @@ def _valid_json(body: bytes | bytearray, exc: orjson.JSONDecodeError) -> Any:
     try:
         doc = loads_with_big_numbers(body, exc)
     except orjson.JSONDecodeError as refusal:
-        raise BadRequest(f"request body is not valid JSON: {refusal}") from None
-    return MarkedDict(doc) if type(doc) is dict else doc
+        # Without its traceback: re-raised through frames that hold it, it would keep them (and
+        # the body, and its text copy in ``doc``) in a reference cycle until the garbage
+        # collector next runs.
+        message = str(refusal.with_traceback(None))
+        exc.with_traceback(None)
+    else:
+        return MarkedDict(doc) if type(doc) is dict else doc
+    raise BadRequest(f"request body is not valid JSON: {message}")
 
 
 def _few_brackets(body: bytes | bytearray) -> bool:

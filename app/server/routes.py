@@ -24,7 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from app.review.conversion_stream import review_conversion_body
 from app.review.dispatch import Outcome, review_admission, review_conversion
-from app.review.errors import Abandoned, BadRequest
+from app.review.errors import Abandoned, BadRequest, ReviewError
 from app.review.reviews import Part, parse_json, part_size, unpacked
 from app.review.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
 from app.server import memory
@@ -233,13 +233,18 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
     def decode_and_answer(body: bytes | bytearray) -> Outcome:
         return answer(parse_json(body))
 
-    def answer_large(body: bytes | bytearray, gone: Callable[[], bool] | None) -> Outcome:
+    def answer_large(body: bytes | bytearray, gone: Callable[[], bool] | None) -> Outcome | ReviewError | Abandoned:
         # A ConversionReview is read one object at a time (app.review.conversion_stream), given up
         # between objects once its caller has gone; an AdmissionReview decoded whole, which is
-        # garbage once answered.
-        outcome = review_conversion_body(body, gone) if route.type == "convert" else decode_and_answer(body)
-        memory.release()
-        return outcome
+        # garbage once answered. A refusal is returned, without its traceback: raised across the
+        # thread, it would hold the review's frames (its body among them) in a reference cycle
+        # through the awaited future, freed only when the garbage collector next runs.
+        try:
+            return review_conversion_body(body, gone) if route.type == "convert" else decode_and_answer(body)
+        except (BadRequest, Abandoned) as exc:
+            return exc.with_traceback(None)
+        finally:
+            memory.release()
 
     async def review(scope: Scope, receive: Receive, reservation: Reservation, progress: _Progress) -> Outcome:
         content_type, declared = _body_headers(scope)
@@ -256,7 +261,11 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
         async with large_reviews:
             if gone is not None and gone():
                 raise CallerGone()
-            return await anyio.to_thread.run_sync(answer_large, body, gone)
+            answered = await anyio.to_thread.run_sync(answer_large, body, gone)
+        del body
+        if isinstance(answered, Exception):
+            raise answered
+        return answered
 
     async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()

@@ -125,3 +125,15 @@ def test_a_request_whose_caller_left_while_it_waited_is_dropped(server: Server) 
             sock.close()
     _wait_for(lambda: _post(server, "/convert", _conversion("next"))[0] == 200, "the budget was not given back")
     assert _answered(server, "next") and not _answered(server, "abandoned")
+
+
+def test_a_large_review_refused_lets_go_of_its_body_at_once(server: Server) -> None:
+    # Not JSON past its first 4 MiB: read, refused 400 off the event loop, and its body freed then,
+    # not when the garbage collector next runs (this server makes no other allocations meanwhile).
+    body = b'{"apiVersion": "admission.k8s.io/v1", "padding": "' + b"x" * (4 * MiB) + b'", oops}'
+    status, _ = _post(server, VALIDATE, body)
+    assert status == 400
+    before = status_kib(server.proc.pid, "VmRSS")
+    for _ in range(5):
+        assert _post(server, VALIDATE, body)[0] == 400
+    assert status_kib(server.proc.pid, "VmRSS") - before < 8 * 1024
