@@ -33,7 +33,7 @@ import orjson
 
 from app.review.reviews import parse_json
 from app.server.build import build_kind
-from bench import bench_conversion, bench_large, payloads
+from bench import bench_conversion, bench_hostile, bench_large, payloads
 from bench.harness import (
     PYTHON,
     ROOT,
@@ -236,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(map(str, bench_large.SIZES)),
         help="objects per large ConversionReview (bench.bench_large; default %(default)s; empty: none)",
     )
+    parser.add_argument(
+        "--no-hostile", action="store_true", help="leave out the hostile mix (bench.bench_hostile, a few minutes)"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.duration = QUICK_DURATION
@@ -311,6 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     if sizes:
         log(f"large ConversionReviews: {', '.join(map(str, sizes))} objects, a server each")
         results["large_reviews"] = bench_large.measure(sizes)
+    if not args.no_hostile:
+        log("the hostile mix: a server each row")
+        results["hostile"] = bench_hostile.measure(args.quick)
     log("in-process timings")
     results["inprocess"] = inprocess(scenarios, 0.3 if args.quick else 1.0, args.quick)
     if not args.no_domain_benches and not args.quick:

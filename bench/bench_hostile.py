@@ -41,7 +41,7 @@ from bench.harness import ServerProcess, cpu_seconds, ensure_certs, peak_rss_kib
 MiB = 1024 * 1024
 POD_LIMIT = 256 * MiB
 VALIDATE = "/validate/nvidia.com/v1beta1/dynamographdeployments"
-MUTATE = "/mutate/nvidia.com/v1alpha1/dynamographdeployments"
+MUTATE = "/mutate/nvidia.com/v1beta1/dynamographdeployments"
 PROBE_INTERVAL = 0.05
 
 
@@ -242,14 +242,13 @@ def _mixed(seconds: float) -> Callable[[Target, Bodies], str]:
 class Bodies:
     """The reviews the rows send, built once."""
 
-    def __init__(self, quick: bool) -> None:
-        objects = 8_000 if quick else 33_000
+    def __init__(self, objects: int) -> None:
         self.largest = orjson.dumps(payloads.list_review(objects))
         self.half = orjson.dumps(payloads.list_review(objects // 2))
         self.conversion_500 = orjson.dumps(payloads.conversion_review(500))
         self.small_conversion = orjson.dumps(payloads.list_review(2))
         self.admission = orjson.dumps(payloads.dgd_migrated_update())
-        self.large_admission = orjson.dumps(payloads.admission(payloads.creating(payloads.large_alpha_dgd(300)), None, "CREATE"))
+        self.large_admission = orjson.dumps(payloads.admission(payloads.creating(payloads.migrated(payloads.large_alpha_dgd(300))), None, "CREATE"))
 
 
 def rows(quick: bool, bodies: Bodies) -> list[tuple[str, Callable[[Target, Bodies], str]]]:
@@ -266,14 +265,18 @@ def rows(quick: bool, bodies: Bodies) -> list[tuple[str, Callable[[Target, Bodie
     ]
 
 
-def measure(quick: bool = False) -> list[dict[str, Any]]:
+def measure(quick: bool = False, only: tuple[str, ...] = (), objects: int | None = None) -> list[dict[str, Any]]:
+    """One result per row (``only``: the rows whose names start so), the largest reviews of
+    ``objects`` DGDs (default: 33,000, about 61 MiB; 8,000 with ``quick``)."""
     budget = default_budget(1, POD_LIMIT)
-    bodies = Bodies(quick)
+    bodies = Bodies(objects or (8_000 if quick else 33_000))
     results = []
     with tempfile.TemporaryDirectory(prefix="dynamo-webhook-bench-hostile-") as tmp:
         work = Path(tmp)
         cafile = ensure_certs(work / "certs")
         for name, row in rows(quick, bodies):
+            if only and not name.startswith(only):
+                continue
             extra = ("--memory-budget", str(budget))
             with start_webhook(work / "certs", work, extra=extra, log_level="warning") as server:
                 target = Target(server, cafile)

@@ -6,7 +6,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from bench import bench_large
+from bench import bench_hostile, bench_large
 from bench.scenarios import SCENARIOS, TARGETS, Scenario
 
 
@@ -351,6 +351,16 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
             "the first byte sent to the last byte read; peak RSS is the server's `VmHWM`.",
             "",
             bench_large.table(results["large_reviews"]),
+        ]
+    if results.get("hostile"):
+        lines += [
+            "",
+            "## The hostile mix",
+            "",
+            "What a cluster under load, or a client meaning harm, sends at once (`bench/bench_hostile.py`): "
+            "each row against a fresh server, beside a probe sending a DGD UPDATE review every 50 ms.",
+            "",
+            bench_hostile.table(results["hostile"]),
         ]
     for module, text in results.get("domain_benches", {}).items():
         lines += ["", f"`python -m {module}`:", "", "```", text, "```"]
