@@ -30,7 +30,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from prometheus_client import Counter, Gauge
+
 MiB = 1024 * 1024
+
+BUDGET_BYTES = Gauge(
+    "dynamo_webhook_memory_budget_bytes",
+    "The memory budget of the server's processes (state=total) and what requests hold of it (state=in_use).",
+    ["state"],
+    multiprocess_mode="livesum",
+)
+BUDGET_REFUSALS = Counter(
+    "dynamo_webhook_memory_budget_refusals_total",
+    "Requests refused for the memory budget, by HTTP status: 503 (not had in time), 413 (could never fit).",
+    ["code"],
+)
 
 Lane = Literal["admission", "convert"]
 LANES: tuple[Lane, ...] = ("admission", "convert")
@@ -121,7 +135,8 @@ class Budget:
         self.total = total
         self.reserve = min(admission_reserve, total)
         self.in_use = 0
-        self.refused = 0
+        self._in_use_gauge = BUDGET_BYTES.labels("in_use")
+        BUDGET_BYTES.labels("total").set(total)
         self._on_idle = on_idle
         self._idle_after = idle_after
         self._since_idle = 0
@@ -152,6 +167,12 @@ class Budget:
     def _take(self, amount: int) -> None:
         self.in_use += amount
         self._since_idle += amount
+        self._in_use_gauge.inc(amount)
+
+    def refuse(self, code: int, message: str) -> BudgetRefused:
+        """A refusal, counted."""
+        BUDGET_REFUSALS.labels(str(code)).inc()
+        return BudgetRefused(code, message)
 
     def never_fits(self, lane: Lane, amount: int) -> str | None:
         """Why ``amount`` can never be reserved in ``lane`` (None when it can)."""
@@ -171,8 +192,7 @@ class Budget:
         :class:`CallerGone`; on either, nothing is held."""
         reason = self.never_fits(lane, amount)
         if reason is not None:
-            self.refused += 1
-            raise BudgetRefused(413, reason)
+            raise self.refuse(413, reason)
         if self.try_reserve(lane, amount):
             return
         waiter = _Waiter(amount)
@@ -184,8 +204,7 @@ class Budget:
             while not waiter.granted.is_set():
                 left = deadline - loop.time()
                 if left <= 0:
-                    self.refused += 1
-                    raise BudgetRefused(
+                    raise self.refuse(
                         503,
                         f"the server's memory budget ({self.total // MiB} MiB) stayed in use by other "
                         f"requests for {wait:g} s; retry",
@@ -205,6 +224,7 @@ class Budget:
     def release(self, amount: int) -> None:
         """Give back ``amount`` and let in those waiting that now fit."""
         self.in_use -= amount
+        self._in_use_gauge.dec(amount)
         self._grant()
         if self.in_use == 0 and self._since_idle >= self._idle_after and self._on_idle is not None:
             self._since_idle = 0
@@ -251,11 +271,9 @@ class Reservation:
         budget = self.budget
         reason = budget.never_fits(self.lane, self.held + more)
         if reason is not None:
-            budget.refused += 1
-            raise BudgetRefused(413, reason)
+            raise budget.refuse(413, reason)
         if not budget.try_reserve(self.lane, more):
-            budget.refused += 1
-            raise BudgetRefused(
+            raise budget.refuse(
                 503, f"the server's memory budget ({budget.total // MiB} MiB) is in use by other requests; retry"
             )
         self.held += more

@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 
 from app.server.budget import (
     ADMISSION_FACTOR,
@@ -101,7 +102,17 @@ def test_a_waiting_admission_review_keeps_conversions_out() -> None:
     run(scenario())
 
 
+def refusals(code: str) -> float:
+    return REGISTRY.get_sample_value("dynamo_webhook_memory_budget_refusals_total", {"code": code}) or 0.0
+
+
+def in_use() -> float:
+    return REGISTRY.get_sample_value("dynamo_webhook_memory_budget_bytes", {"state": "in_use"}) or 0.0
+
+
 def test_past_its_wait_a_request_is_refused_503_holding_nothing() -> None:
+    counted, held_before = refusals("503"), in_use()
+
     async def scenario() -> None:
         budget = Budget(100, admission_reserve=0)
         await budget.acquire("convert", 100, wait=1)
@@ -112,7 +123,9 @@ def test_past_its_wait_a_request_is_refused_503_holding_nothing() -> None:
             "the server's memory budget (0 MiB) stayed in use by other requests for 0.05 s; retry"
         )
         budget.release(100)
-        assert budget.in_use == 0 and budget.refused == 1
+        assert budget.in_use == 0
+        assert refusals("503") == counted + 1
+        assert in_use() == held_before
         await budget.acquire("convert", 100, wait=0)  # nobody left queued
 
     run(scenario())
