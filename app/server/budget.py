@@ -51,9 +51,10 @@ LANES: tuple[Lane, ...] = ("admission", "convert")
 
 #: Budget only admission reviews may use: what conversions, however many, always leave free.
 ADMISSION_RESERVE = 16 * MiB
-#: What a serving process holds at rest (the rule tables, schemas, the interpreter: 80–100 MiB
-#: measured), kept out of the budget, with room for the allocator's fragmentation.
-RESIDENT = 112 * MiB
+#: What a serving process holds at rest (the rule tables, schemas, the interpreter: 80–85 MiB
+#: measured), kept out of the budget, with room for what the charges below leave out (TLS
+#: buffers, the allocator's fragmentation: up to 30 MiB measured under the hostile mix).
+RESIDENT = 128 * MiB
 #: The budget of a process under no memory limit.
 UNLIMITED_BUDGET = 512 * MiB
 #: The least budget the default gives: enough for the largest ordinary reviews.
@@ -61,16 +62,21 @@ FLOOR = 32 * MiB
 
 #: Peak memory per body byte, the body included (tracemalloc over the review's handling):
 #: an AdmissionReview decoded whole, mutated and re-encoded peaks at 17-31 times its body; a
-#: ConversionReview read one object at a time at 0.65-2.2 times (less the larger it is) beside
-#: its body; a small one (up to ``streamed_from`` bytes) is decoded whole, like an admission review.
+#: small ConversionReview (up to ``streamed_from`` bytes) is decoded whole, like an admission
+#: review. A larger one is read one object at a time: its answer, about 1.25 times its body, is
+#: held as it is up to :data:`PACKED_FROM` and then sent through the TLS layer, which holds an
+#: encrypted copy while a slow client takes it; past that the answer is held compressed, and the
+#: review peaks at 1.4 times its body (61 MiB: 85 MiB over the resident set).
 ADMISSION_FACTOR = 32
-STREAMED_FACTOR = 2
+STREAMED_FACTOR = 2.5
+PACKED_FROM = 8 * MiB
+PACKED_FACTOR = 1.75
 
 
 def charge(lane: Lane, body_bytes: int, streamed_from: int) -> int:
     """What answering a review of ``body_bytes`` may hold at its peak."""
     if lane == "convert" and body_bytes > streamed_from:
-        return body_bytes * STREAMED_FACTOR
+        return int(body_bytes * (STREAMED_FACTOR if body_bytes <= PACKED_FROM else PACKED_FACTOR))
     return max(body_bytes, 1) * ADMISSION_FACTOR
 
 

@@ -25,7 +25,7 @@ client.
   layer's buffers), which glibc keeps once they are freed: a thousand connections closed left the
   process some 50 MB larger for good. Once :data:`RELEASE_AFTER` connections have closed since the
   most open, and when the last one has, the sweep hands that memory back
-  (:func:`app.server.memory.release`, a few milliseconds at most).
+  (:func:`app.server.memory.release`, on a thread of its own).
 
 :class:`ServingLoop` is the event loop of a server process; its ``create_server`` puts a
 :class:`TlsGate` in front of every TLS connection of the server uvicorn asks for.
@@ -212,7 +212,7 @@ class ConnectionWatch:
                 self._check_headers(conn, transport, now)
         open_ = self.open()
         if self.most - open_ >= RELEASE_AFTER or (not open_ and self.most):
-            memory.release()
+            memory.release_in_background()
             self.most = open_
         if open_:
             self._timer = self.loop.call_later(self.resolution, self._sweep)

@@ -84,7 +84,7 @@ class AppState:
             total = self.settings.memory_budget
             if total is None:
                 total = default_budget(self.settings.workers, cgroup_limit())
-            self.budget = Budget(total, on_idle=memory.release)
+            self.budget = Budget(total, on_idle=memory.release_in_background)
 
 
 def _json(status: int, payload: dict[str, Any]) -> Response:
@@ -175,17 +175,20 @@ async def _answer_parts(send: Send, parts: list[Part]) -> None:
     before), letting go of each part once sent. After each part the event loop gets a turn: the
     coalescing transport (:mod:`app.server.transport`) then passes the part on, and once the
     connection's buffer is full the server's flow control makes the next ``send`` wait for the
-    client, so that only about one part is unpacked and buffered at a time."""
+    client, so that only about one part is unpacked and buffered at a time (and at most the
+    buffer's high-water mark once it returns)."""
     total = sum(part_size(part) for part in parts)
     headers = [(b"content-length", b"%d" % total), (b"content-type", b"application/json")]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
-    last = len(parts) - 1
     for index in range(len(parts)):
         part = unpacked(parts[index])
         parts[index] = b""
-        await send({"type": "http.response.body", "body": part, "more_body": index < last})
+        await send({"type": "http.response.body", "body": part, "more_body": True})
         del part
         await asyncio.sleep(0)
+    # The end, sent empty: flow control makes it wait until the last part has mostly left, so that
+    # what the answer holds in the connection's buffer is still within the review's reservation.
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 ReviewEndpoint = Callable[[Scope, Receive, Send], Coroutine[Any, Any, None]]
@@ -301,7 +304,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
                 log.error("recording a review failed", extra={"webhook": path, "error": repr(exc)})
             if outcome.parts is not None:
                 await _answer_parts(send, outcome.parts)
-                memory.release()  # the body and the answer are gone now
+                memory.release_in_background()  # the body and the answer are gone now
             else:
                 await _answer(send, 200, outcome.body)
         finally:

@@ -84,7 +84,7 @@ class Settings(BaseSettings):
         gt=0,
         description="Bytes the requests of one server process may hold at once (bodies and the work of "
         "answering them); past it a request waits unread, then gets a 503. Default: the cgroup's memory "
-        "limit shared among the workers, less 112 MiB each (512 MiB without a limit).",
+        "limit shared among the workers, less 128 MiB each (512 MiB without a limit).",
     )
     body_timeout: float = Field(30.0, gt=0, description="Seconds allowed to receive a request body (408 after, at most a second later).")
     header_timeout: float = Field(

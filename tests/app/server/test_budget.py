@@ -12,6 +12,8 @@ from prometheus_client import REGISTRY
 
 from app.server.budget import (
     ADMISSION_FACTOR,
+    ADMISSION_RESERVE,
+    PACKED_FACTOR,
     STREAMED_FACTOR,
     Budget,
     BudgetRefused,
@@ -30,6 +32,9 @@ def test_a_review_is_charged_what_answering_it_peaks_at() -> None:
     assert charge("admission", 1000, 256) == 1000 * ADMISSION_FACTOR
     assert charge("convert", 200, 256) == 200 * ADMISSION_FACTOR  # decoded whole
     assert charge("convert", 1000, 256) == 1000 * STREAMED_FACTOR  # one object at a time
+    assert charge("convert", 64 * MiB, 256) == 112 * MiB  # its answer held compressed
+    # The largest review a conversion may send fits the conversions' share of a 256Mi pod's budget.
+    assert charge("convert", 64 * MiB, 256) <= default_budget(1, 256 * MiB) - ADMISSION_RESERVE
     assert charge("admission", 0, 256) > 0
 
 
@@ -202,11 +207,11 @@ def test_an_undeclared_body_reserves_as_it_arrives_and_never_waits() -> None:
         reservation = Reservation(budget, "convert", 1024)
         reservation.grow(100)
         assert budget.in_use == 100 * ADMISSION_FACTOR
-        reservation.grow(4 * MiB)  # streamed from here: charged less than the small body was
-        assert budget.in_use == 4 * MiB * STREAMED_FACTOR
+        reservation.grow(MiB)  # streamed from here: charged less than the small body was
+        assert budget.in_use == MiB * STREAMED_FACTOR
         other = Reservation(budget, "convert", 1024)
         with pytest.raises(BudgetRefused) as busy:
-            other.grow(2 * MiB)
+            other.grow(4 * MiB)
         assert busy.value.code == 503
         with pytest.raises(BudgetRefused) as never:
             reservation.grow(6 * MiB)
@@ -223,9 +228,9 @@ def test_a_declared_length_is_reserved_whole_before_the_body() -> None:
         budget = Budget(100 * MiB, admission_reserve=0)
         reservation = Reservation(budget, "convert", 1024)
         await reservation.acquire(10 * MiB, wait=0, gone=None)
-        assert budget.in_use == 20 * MiB
+        assert budget.in_use == int(10 * MiB * PACKED_FACTOR)
         reservation.grow(10 * MiB)  # nothing more
-        assert budget.in_use == 20 * MiB
+        assert budget.in_use == int(10 * MiB * PACKED_FACTOR)
         reservation.release()
         reservation.release()  # once only
         assert budget.in_use == 0
@@ -248,8 +253,8 @@ def test_no_cgroup_file_means_no_limit(tmp_path: Path) -> None:
 
 
 def test_the_default_budget_shares_the_limit_among_workers() -> None:
-    assert default_budget(1, 256 * MiB) == 144 * MiB
-    assert default_budget(2, 512 * MiB) == 144 * MiB
+    assert default_budget(1, 256 * MiB) == 128 * MiB
+    assert default_budget(2, 512 * MiB) == 128 * MiB
     assert default_budget(4, 256 * MiB) == 32 * MiB  # the floor
     assert default_budget(1, None) == 512 * MiB
 
