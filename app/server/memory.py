@@ -32,11 +32,8 @@ import threading
 
 log = logging.getLogger("dynamo_webhook.memory")
 
-M_ARENA_MAX = -8  # glibc's mallopt parameters
-M_MMAP_THRESHOLD = -3
+M_ARENA_MAX = -8  # glibc's mallopt parameter
 ARENAS = 2
-#: Allocations of this size or more are mapped on their own (and unmapped when freed).
-MMAP_THRESHOLD = 256 * 1024
 
 
 @functools.cache
@@ -61,13 +58,6 @@ def limit_arenas(arenas: int = ARENAS) -> bool:
     ok = bool(libc.mallopt(ctypes.c_int(M_ARENA_MAX), ctypes.c_int(arenas)))
     if not ok:
         log.warning("cannot limit malloc arenas", extra={"arenas": arenas})
-    # A fixed threshold: glibc's own rises with every large block freed (up to 32 MiB), after
-    # which request bodies and answers of a few MiB come from the heap, whose holes freed blocks
-    # leave resident. Measured on 64 connections sending 2 MiB ConversionReviews: peak RSS 223 MiB
-    # with the rising threshold, against what the bodies held.
-    if not libc.mallopt(ctypes.c_int(M_MMAP_THRESHOLD), ctypes.c_int(MMAP_THRESHOLD)):
-        log.warning("cannot fix the malloc mmap threshold", extra={"bytes": MMAP_THRESHOLD})
-        ok = False
     return ok
 
 
