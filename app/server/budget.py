@@ -32,6 +32,8 @@ from typing import Literal
 
 from prometheus_client import Counter, Gauge
 
+from app.review.errors import BadRequest
+
 MiB = 1024 * 1024
 
 BUDGET_BYTES = Gauge(
@@ -105,13 +107,12 @@ def default_budget(workers: int, limit: int | None) -> int:
     return max(limit // workers - RESIDENT, FLOOR)
 
 
-class BudgetRefused(Exception):
-    """A reservation that could not be had: ``code`` 413 (it could never fit) or 503 (not in time)."""
+class BudgetRefused(BadRequest):
+    """A reservation that could not be had: ``code`` 413 (it could never fit) or 503 (not in time).
+    Answered as any request refused before its review is read."""
 
     def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+        super().__init__(message, code)
 
 
 class CallerGone(Exception):
@@ -146,10 +147,7 @@ class Budget:
         self._on_idle = on_idle
         self._idle_after = idle_after
         self._since_idle = 0
-        self._waiting: dict[Lane, collections.deque[_Waiter]] = {
-            "admission": collections.deque(),
-            "convert": collections.deque(),
-        }
+        self._waiting: dict[Lane, collections.deque[_Waiter]] = {lane: collections.deque() for lane in LANES}
 
     def lane_limit(self, lane: Lane) -> int:
         """The most the requests of ``lane`` may hold at once."""

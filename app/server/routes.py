@@ -24,7 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from app.review.conversion_stream import review_conversion_body
 from app.review.dispatch import Outcome, review_admission, review_conversion
-from app.review.errors import Abandoned, BadRequest, ReviewError
+from app.review.errors import Abandoned, BadRequest
 from app.review.reviews import Part, parse_json, part_size, unpacked
 from app.review.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
 from app.server import memory
@@ -236,7 +236,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
     def decode_and_answer(body: bytes | bytearray) -> Outcome:
         return answer(parse_json(body))
 
-    def answer_large(body: bytes | bytearray, gone: Callable[[], bool] | None) -> Outcome | ReviewError | Abandoned:
+    def answer_large(body: bytes | bytearray, gone: Callable[[], bool] | None) -> Outcome | BadRequest | Abandoned:
         # A ConversionReview is read one object at a time (app.review.conversion_stream), given up
         # between objects once its caller has gone; an AdmissionReview decoded whole, which is
         # garbage once answered. A refusal is returned, without its traceback: raised across the
@@ -278,8 +278,8 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
         try:
             try:
                 outcome = await review(scope, receive, reservation, progress)
-            except (BadRequest, BudgetRefused) as exc:
-                bad_request = isinstance(exc, BadRequest)
+            except BadRequest as exc:
+                bad_request = not isinstance(exc, BudgetRefused)
                 tally.rejected(exc.code, bad_request=bad_request)
                 log.warning(
                     "request rejected" if bad_request else "request refused: memory budget",
