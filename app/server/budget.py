@@ -32,8 +32,6 @@ from typing import Literal
 
 from prometheus_client import Counter, Gauge
 
-from app.review.errors import BadRequest
-
 MiB = 1024 * 1024
 
 BUDGET_BYTES = Gauge(
@@ -107,12 +105,16 @@ def default_budget(workers: int, limit: int | None) -> int:
     return max(limit // workers - RESIDENT, FLOOR)
 
 
-class BudgetRefused(BadRequest):
+class BudgetRefused(Exception):
     """A reservation that could not be had: ``code`` 413 (it could never fit) or 503 (not in time).
-    Answered as any request refused before its review is read."""
+    Answered as any request refused before its review is read. Not a subclass of
+    :class:`app.review.errors.BadRequest`: that class is compiled in the compiled build, and an
+    interpreted class cannot extend a compiled one."""
 
     def __init__(self, code: int, message: str) -> None:
-        super().__init__(message, code)
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 class CallerGone(Exception):

@@ -278,8 +278,8 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
         try:
             try:
                 outcome = await review(scope, receive, reservation, progress)
-            except BadRequest as exc:
-                bad_request = not isinstance(exc, BudgetRefused)
+            except (BadRequest, BudgetRefused) as exc:
+                bad_request = isinstance(exc, BadRequest)
                 tally.rejected(exc.code, bad_request=bad_request)
                 log.warning(
                     "request rejected" if bad_request else "request refused: memory budget",
