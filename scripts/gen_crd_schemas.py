@@ -21,6 +21,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 CRD_DIR = ROOT / "tests" / "fixtures" / "crds"
 OUT = ROOT / "apiserver" / "crds.json"
+# libyaml's parser where PyYAML has it (the venv's wheel does): the same documents, a tenth of the time
+# of the pure-Python one on these 3.7 MB of CRDs.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _strip(node: Any, in_properties: bool = False) -> Any:
@@ -53,7 +56,7 @@ def _version(version: dict[str, Any], kind: str, group: str) -> dict[str, Any]:
 def catalogue(crd_dir: Path = CRD_DIR) -> list[dict[str, Any]]:
     kinds = []
     for path in sorted(crd_dir.glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text())
+        crd = yaml.load(path.read_text(), Loader=_Loader)
         spec = crd["spec"]
         kind, group = spec["names"]["kind"], spec["group"]
         kinds.append({

@@ -10,13 +10,19 @@ profile reaches every law.
 rule layer is that build (``app/server/build.py``): ``scripts/test`` sets it when it runs the suite from
 the compiled tree, so a missing extension cannot pass as a compiled run. Tests marked ``one_build``
 check what is the same in both builds (the chart and manifests, the packaging, the image's replay,
-which compiles its own wheel): the compiled run skips them, saying so.
+which compiles its own wheel, the end-to-end certificate and service-down scenarios, whose code is
+Python in both): the compiled run skips them, saying so.
+
+``pytest -n 2`` (pytest-xdist; ``scripts/test`` runs so) hands whole files to the workers, and the
+end-to-end suite as one unit, first: its session fixtures (one control plane, one service) are made
+once, and one worker works through it while the other runs the rest.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -24,6 +30,9 @@ from hypothesis import HealthCheck, settings
 E2E = Path(__file__).parent / "e2e"
 #: The chart and the manifests of deploy/ (``one_build`` throughout).
 DEPLOY = Path(__file__).parent / "deploy"
+#: The user property that carries a figure an end-to-end scenario measured, on its test's report.
+E2E_FIGURE = "e2e figure"
+_FIGURES: list[str] = []
 
 settings.register_profile(
     "default",
@@ -38,6 +47,9 @@ settings.load_profile("default")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # pytest -n: the end-to-end unit first (pytest_collection_modifyitems), not the file with the most tests.
+    if getattr(config.option, "dist", None) == "load":
+        config.option.loadscopereorder = False
     expected = os.environ.get("DYNAMO_WEBHOOK_EXPECT_BUILD")
     if not expected:
         return
@@ -63,3 +75,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.one_build)
         if compiled and item.get_closest_marker("one_build"):
             item.add_marker(pytest.mark.skip(reason="the same in both builds: the Python-build run has checked it"))
+    if hasattr(config, "workerinput"):  # a worker of pytest -n: the longest unit first
+        items[:] = sorted(items, key=lambda item: not _in_e2e(item.nodeid))
+
+
+def _in_e2e(nodeid: str) -> bool:
+    return nodeid.startswith("tests/e2e/")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Work units for ``pytest -n`` (unless another ``--dist`` is asked for): a file (its module
+    fixtures are made once), or all of tests/e2e."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "tests/e2e" if _in_e2e(nodeid) else nodeid.split("::", 1)[0]
+
+    return ByFile(config, log)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Keep the figures end-to-end scenarios measured (tests/e2e/conftest.py) for the summary; with
+    ``pytest -n`` the reports come here from the workers."""
+    _FIGURES.extend(value for name, value in report.user_properties if name == E2E_FIGURE)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _FIGURES:
+        terminalreporter.section("end-to-end figures")
+        for line in _FIGURES:
+            terminalreporter.write_line(line)

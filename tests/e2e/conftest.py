@@ -9,11 +9,12 @@ A machine that cannot build the binaries fails these tests with what is missing;
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import E2E_FIGURE
 from tests.e2e.cluster import Cluster, Service, ca_bundles, install
 from tests.e2e.pod import pod_budget_args
 from tests.e2e.testenv import (
@@ -74,6 +75,8 @@ def cluster(cp: ControlPlane, kubectl: Kubectl) -> Iterator[Cluster]:
             c.service.stop()
 
 
+#: The figures measured since the last report; each goes out on that report (tests/conftest.py prints
+#: them in the session summary, also from the workers of ``pytest -n``).
 _FIGURES: list[str] = []
 
 
@@ -83,8 +86,11 @@ def e2e_figures() -> list[str]:
     return _FIGURES
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if _FIGURES:
-        terminalreporter.section("end-to-end figures")
-        for line in _FIGURES:
-            terminalreporter.write_line(line)
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    report.user_properties.extend((E2E_FIGURE, line) for line in _FIGURES)
+    _FIGURES.clear()
+    return report

@@ -43,6 +43,11 @@ from tests.e2e.ops import (
 from tests.e2e.testenv import Kubectl, Result, control_plane, wait_until
 
 SERVICE_NAME = "dynamo-operator-webhook-service"
+#: What is judged is the certificate handling (certs, the server's TLS, ``certs status``), Python in both
+#: builds; the calls through the service only carry it, and the rules that answer them are the
+#: admission and conversion scenarios', which run in both builds. So: the Python-build run only.
+pytestmark = pytest.mark.one_build
+
 NS = "e2e-certs"
 STORED = "stored"  # a DGD stored as v1beta1, read back as v1alpha1 (through the conversion webhook)
 LEAF_NAMES = [*pki.service_dns_names(SERVICE_NAME, NAMESPACE), "localhost"]

@@ -23,6 +23,11 @@ from tests.e2e.conftest import start_cluster
 from tests.e2e.ops import Traffic, example, failures, log_records
 from tests.e2e.testenv import Kubectl, Result, control_plane, wait_until
 
+#: What is judged is the API server's failurePolicy with the service gone and the server's drain,
+#: Python in both builds; the calls through the service only carry it, and the rules that answer them
+#: are the admission and conversion scenarios', which run in both builds. So: the Python-build run only.
+pytestmark = pytest.mark.one_build
+
 NS = "e2e-down"
 DRAIN = 3.0
 STORED = "stored"

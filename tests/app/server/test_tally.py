@@ -29,10 +29,18 @@ def _value(name: str, **labels: str) -> float:
 
 
 def _latency(path: str) -> dict[str, float]:
-    out = {"sum": _value("controller_runtime_webhook_latency_seconds_sum", webhook=path)}
+    """The path's latency histogram as one scrape reads it (one collection of the registry, not one
+    per bucket: each walks every series the suite has made)."""
+    scraped = {(sample.name, frozenset(sample.labels.items())): sample.value
+               for metric in REGISTRY.collect() for sample in metric.samples}
+
+    def value(name: str, **labels: str) -> float:
+        return scraped.get((name, frozenset(labels.items())), 0.0)
+
+    out = {"sum": value("controller_runtime_webhook_latency_seconds_sum", webhook=path)}
     for bound in (*LATENCY_BUCKETS, float("inf")):
         le = "+Inf" if bound == float("inf") else repr(bound)
-        out[le] = _value("controller_runtime_webhook_latency_seconds_bucket", webhook=path, le=le)
+        out[le] = value("controller_runtime_webhook_latency_seconds_bucket", webhook=path, le=le)
     return out
 
 
