@@ -188,8 +188,8 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
                 self.refused = 431
                 break
             # Counted before the parser sees them. A message that ends within ``piece`` sets the
-            # count to 0: the next head is counted from the next piece or read (at most one read,
-            # 256 KiB, more than the cap, and only for a request pipelined behind a body).
+            # count to 0: the next head is counted from the next piece or read (so a request
+            # pipelined behind another in one read may pass the cap by that read, 256 KiB at most).
             piece = data if len(data) <= room else memoryview(data)[:room]
             self.head_bytes = used + len(piece)
             super().data_received(piece)  # type: ignore[arg-type]  # httptools reads any buffer
