@@ -21,6 +21,11 @@ client.
   beyond any transfer (:data:`SHUTDOWN_BACKSTOP`): an answer is delivered whole or the connection
   reset, never cut short. A closed connection whose answer has left but whose client does not end
   the TLS session is dropped after the same time.
+- **Heads** (``max_header_bytes``). A request's head (request line and headers) longer than that, or
+  a URL longer than :data:`MAX_URL_BYTES`, is answered 431 (414 for the URL) with ``connection:
+  close`` and its connection closed, with a log line and ``reason="header_too_large"`` (or
+  ``"uri_too_long"``); the bytes are counted as they arrive, before the parser holds them
+  (:class:`~app.server.transport.CoalescingHttpToolsProtocol`).
 - **Memory**. Each TLS connection takes tens of KB from the C allocator (OpenSSL's state, the TLS
   layer's buffers), which glibc keeps once they are freed: a thousand connections closed left the
   process some 50 MB larger for good. Once :data:`RELEASE_AFTER` connections have closed since the
@@ -58,7 +63,7 @@ log = logging.getLogger("dynamo_webhook.connections")
 CONNECTIONS_CLOSED = Counter(
     "dynamo_webhook_connections_closed_total",
     "Connections the server closed itself, by reason: limit (over max_connections), handshake_timeout, "
-    "header_timeout, send_timeout (reset).",
+    "header_timeout, send_timeout (reset), header_too_large (431), uri_too_long (414).",
     ["reason"],
 )
 
@@ -75,6 +80,13 @@ LINGER_RESET = struct.pack("ii", 1, 0)
 RELEASE_AFTER = 200
 #: The ``header_key`` of a connection whose first request's headers are not complete yet.
 FIRST_REQUEST = object()
+#: The longest request head (request line and headers) read by default: see ``max_header_bytes``.
+MAX_HEADER_BYTES = 64 * 1024
+#: The longest URL (request target) read; a longer one is a 414. Webhook paths are a few dozen
+#: bytes; this is the request line nginx and Apache take by default.
+MAX_URL_BYTES = 8 * 1024
+#: The ``dynamo_webhook_connections_closed_total`` reason of a head refused, by its status.
+HEAD_REFUSED = {414: "uri_too_long", 431: "header_too_large"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +94,11 @@ class Limits:
     max_connections: int = 1000
     header_timeout: float = 10.0
     send_timeout: float = 30.0
+    max_header_bytes: int = MAX_HEADER_BYTES
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
-        return cls(settings.max_connections, settings.header_timeout, settings.send_timeout)
+        return cls(settings.max_connections, settings.header_timeout, settings.send_timeout, settings.max_header_bytes)
 
 
 class WatchedConnection(Protocol):
@@ -159,6 +172,7 @@ class ConnectionWatch:
         self._slow_headers = Throttled(logging.INFO, "request headers not received in time: connections closed")
         self._slow_handshakes = Throttled(logging.INFO, "TLS handshake not finished in time: connections closed")
         self._unread = Throttled(logging.WARNING, "answer not taken by the client in time: connections reset")
+        self._large_heads = Throttled(logging.WARNING, "request head too large: answered 431 or 414, connections closed")
 
     def open(self) -> int:
         """Connections open: established ones and handshakes in progress."""
@@ -187,6 +201,13 @@ class ConnectionWatch:
             CONNECTIONS_CLOSED.labels("handshake_timeout").inc()
             self._slow_handshakes.note(self.loop.time(), header_timeout=self.limits.header_timeout)
         raw.abort()
+
+    def head_refused(self, status: int) -> None:
+        """A request's head was refused with ``status`` (414 or 431) and its connection closed."""
+        CONNECTIONS_CLOSED.labels(HEAD_REFUSED[status]).inc()
+        self._large_heads.note(
+            self.loop.time(), max_header_bytes=self.limits.max_header_bytes, max_url_bytes=MAX_URL_BYTES
+        )
 
     def add(self, conn: WatchedConnection) -> None:
         """An established connection (its first request's headers timed from now)."""

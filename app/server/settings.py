@@ -100,6 +100,12 @@ class Settings(BaseSettings):
         description="Seconds an answer may wait without the client taking any of it; the connection is reset "
         "after (an answer is delivered whole or the connection reset, never cut short).",
     )
+    max_header_bytes: int = Field(
+        64 * 1024,
+        ge=1024,
+        description="Bytes a request's head (request line and headers) may take; past it a 431 (a 414 for a URL "
+        "over 8 KiB) and the connection is closed.",
+    )
     max_connections: int = Field(
         1000,
         ge=1,

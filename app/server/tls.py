@@ -8,8 +8,10 @@ OpenSSL's suites (all AEAD). Every context built here has this policy, the SNI-s
 The server hands uvicorn one long-lived :class:`ssl.SSLContext` whose SNI callback (called
 for every ClientHello, with or without SNI) swaps in the *current* context. Reloading builds a
 complete new context from a consistent snapshot of ``tls.crt``/``tls.key``; connections already
-established keep theirs, new ones get the new certificate. A half-written or mismatched pair
-fails to load and is ignored (the old certificate stays, the error is logged and counted).
+established keep theirs, new ones get the new certificate. A half-written or mismatched pair,
+or one whose certificate is outside its validity period (expired, or not yet valid), fails to load
+and is ignored (the old certificate stays, the error is logged and counted); a pair not yet valid
+is tried again once it is. At start, with nothing to fall back to, such a pair stops ``serve``.
 
 Change detection is a cheap ``stat`` of both files (following symlinks, so the kubelet's
 ``..data`` symlink swap of a mounted Secret is seen) every ``interval`` seconds, plus a content
@@ -31,6 +33,7 @@ import logging
 import os
 import ssl
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,9 +65,34 @@ def new_server_context() -> ssl.SSLContext:
     return ctx
 
 
-def load_pair(cert_pem: bytes, key_pem: bytes) -> ssl.SSLContext:
+class OutsideValidity(ValueError):
+    """A pair whose certificate is not valid when it is loaded: expired, or not yet valid (then
+    ``not_before`` tells from when it is)."""
+
+    def __init__(self, message: str, not_before: dt.datetime | None = None) -> None:
+        super().__init__(message)
+        self.not_before = not_before
+
+
+def check_validity(cert_pem: bytes, now: dt.datetime) -> None:
+    """Raise :class:`OutsideValidity` unless the (first) certificate of ``cert_pem`` is valid at
+    ``now`` (``pki.CertError`` when it holds none)."""
+    cert = pki.load_cert(cert_pem)
+    not_before, not_after = cert.not_valid_before_utc, cert.not_valid_after_utc
+    if now < not_before:
+        raise OutsideValidity(f"certificate not valid before {not_before.isoformat()}", not_before)
+    if now > not_after:
+        raise OutsideValidity(f"certificate expired at {not_after.isoformat()}")
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def load_pair(cert_pem: bytes, key_pem: bytes, now: dt.datetime | None = None) -> ssl.SSLContext:
     """A server context for this pair; raises ``ssl.SSLError``/``ValueError`` when it is not a
-    usable pair (truncated PEM, key not matching the certificate, …)."""
+    usable pair (truncated PEM, key not matching the certificate, …) and :class:`OutsideValidity`
+    when its certificate is not valid at ``now`` (default: the current time)."""
     if b"-----BEGIN" not in cert_pem or b"-----BEGIN" not in key_pem:
         raise ValueError("certificate or key is not PEM")
     ctx = new_server_context()
@@ -75,6 +103,7 @@ def load_pair(cert_pem: bytes, key_pem: bytes) -> ssl.SSLContext:
         with os.fdopen(fd, "wb") as fh:
             fh.write(key_pem)
         ctx.load_cert_chain(cert_file, key_file)  # verifies that the key matches the certificate
+    check_validity(cert_pem, now or _utcnow())
     return ctx
 
 
@@ -82,17 +111,25 @@ def load_pair(cert_pem: bytes, key_pem: bytes) -> ssl.SSLContext:
 class _Snapshot:
     stat_key: tuple[int, int, int, int, int, int]
     digest: bytes
+    #: When the files, refused as not yet valid, are to be tried again (None: at their next change).
+    retry_at: dt.datetime | None = None
+
+    def unchanged(self, stat_key: tuple[int, int, int, int, int, int], now: dt.datetime) -> bool:
+        return self.stat_key == stat_key and (self.retry_at is None or now < self.retry_at)
 
 
 class CertReloader:
     """Owns the serving certificate of one server process."""
 
-    def __init__(self, cert_file: Path, key_file: Path, interval: float = 2.0) -> None:
+    def __init__(
+        self, cert_file: Path, key_file: Path, interval: float = 2.0, clock: Callable[[], dt.datetime] = _utcnow
+    ) -> None:
         self.cert_file = Path(cert_file)
         self.key_file = Path(key_file)
         #: The CA bundle beside the pair (``ca.crt``), where the served certificate's CA is looked up.
         self.ca_file = self.cert_file.parent / CA_CRT
         self.interval = interval
+        self.clock = clock
         #: What the certificate gauges report: the served certificate (None until one is loaded).
         self.served: ServedCert | None = None
         self._current: ssl.SSLContext | None = None
@@ -116,12 +153,13 @@ class CertReloader:
         """Load the pair if it changed. Returns True when a new certificate is now served.
         Raises on the first load (nothing to fall back to); later failures are logged. Either way
         the certificate gauges are set for the pair served after it."""
+        now = self.clock()
         try:
-            return self._load()
+            return self._load(now)
         finally:
-            publish(self.served, dt.datetime.now(dt.UTC))
+            publish(self.served, now)
 
-    def _load(self) -> bool:
+    def _load(self, now: dt.datetime) -> bool:
         try:
             stat_key = self._stat_key()
         except OSError as exc:
@@ -130,7 +168,7 @@ class CertReloader:
             log.error("serving cert files unreadable; keeping the current certificate", extra={"error": str(exc)})
             CERT_RELOADS.labels("error").inc()
             return False
-        if self._snapshot is not None and self._snapshot.stat_key == stat_key:
+        if self._snapshot is not None and self._snapshot.unchanged(stat_key, now):
             return False
         try:
             cert_pem, key_pem = self.cert_file.read_bytes(), self.key_file.read_bytes()
@@ -138,7 +176,7 @@ class CertReloader:
             if self._snapshot is not None and self._snapshot.digest == digest:
                 self._snapshot = _Snapshot(stat_key, digest)
                 return False
-            ctx = load_pair(cert_pem, key_pem)
+            ctx = load_pair(cert_pem, key_pem, now)
         except (OSError, ssl.SSLError, ValueError) as exc:
             if self._current is None:
                 raise
@@ -147,8 +185,10 @@ class CertReloader:
                 extra={"cert_file": str(self.cert_file), "error": str(exc)},
             )
             CERT_RELOADS.labels("error").inc()
-            # Remember the stat so a bad pair is not retried every tick; a later write changes it.
-            self._snapshot = _Snapshot(stat_key, self._snapshot.digest if self._snapshot else b"")
+            # Remember the stat so a bad pair is not retried every tick; a later write changes it,
+            # and a pair not yet valid is retried once it is.
+            retry_at = exc.not_before if isinstance(exc, OutsideValidity) else None
+            self._snapshot = _Snapshot(stat_key, self._snapshot.digest if self._snapshot else b"", retry_at)
             return False
         first = self._current is None
         if first:

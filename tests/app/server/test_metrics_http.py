@@ -1,8 +1,9 @@
 """The plain-HTTP metrics port in one process: /metrics only, keep-alive, HEAD, the name filter and
-gzip; idle and surplus connections dropped; the address it binds by default."""
+gzip; idle and surplus connections dropped, and long heads; the address it binds by default."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import socket
 import time
@@ -88,6 +89,16 @@ def test_idle_and_slow_clients_are_dropped(metrics: MetricsServer) -> None:
         started = time.monotonic()
         assert _closed_within(idle, 2) and _closed_within(slow, 2) and _closed_within(between, 2)
         assert time.monotonic() - started < 1.5
+
+
+def test_a_head_past_its_cap_drops_the_connection(metrics: MetricsServer) -> None:
+    pad = b"X-Pad: " + b"a" * (metrics_http.MAX_HEAD_BYTES - 100) + b"\r\n"
+    with _connect(metrics) as sock:
+        head, _ = _exchange(sock, b"GET /metrics HTTP/1.1\r\n" + pad + b"\r\n")
+        assert head.startswith(b"HTTP/1.1 200 ")
+        with contextlib.suppress(OSError):  # dropped while it sends
+            sock.sendall(b"GET /metrics HTTP/1.1\r\nX-Long: " + b"a" * (1 << 20))
+        assert _closed_within(sock, 5)
 
 
 def test_connections_beyond_the_limit_are_closed_at_once() -> None:

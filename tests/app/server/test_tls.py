@@ -1,6 +1,7 @@
 """CertReloader unit tests: first load, reload on change (including a kubelet-style symlink
-swap), bad or half-written pairs ignored, unchanged rewrites not reloaded, a re-read on demand;
-the TLS 1.2 suites of every context; and the certificate gauges telling the pair it serves."""
+swap), bad or half-written pairs and pairs outside their validity ignored, unchanged rewrites not
+reloaded, a re-read on demand; the TLS 1.2 suites of every context; and the certificate gauges
+telling the pair it serves."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import ssl
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 
-from app.server.tls import TLS12_CIPHERS, CertReloader, load_pair
+from app.server.tls import TLS12_CIPHERS, CertReloader, OutsideValidity, load_pair
 from certs import pki
 from tests.certs.served import seconds_left, served_gauges
 
@@ -132,17 +134,69 @@ def test_gauges_tell_the_served_pair(tmp_path: Path) -> None:
     assert served_gauges()[2] == pytest.approx(seconds_left(new_ca.cert_pem), abs=5)
 
 
-def test_an_expired_pair_is_not_ready_and_a_foreign_ca_is_not_told(tmp_path: Path) -> None:
+def test_a_served_pair_that_expires_is_not_ready_and_a_foreign_ca_is_not_told(tmp_path: Path) -> None:
     ca = pki.generate_ca()
     now = dt.datetime.now(dt.UTC)
-    expired = pki.generate_serving_cert(ca, ["localhost"], valid_days=1, now=now - dt.timedelta(days=2))
-    _write(tmp_path, expired)
+    pair = pki.generate_serving_cert(ca, ["localhost"], valid_days=1, now=now)
+    _write(tmp_path, pair)
     (tmp_path / "ca.crt").write_bytes(pki.generate_ca().cert_pem)  # left over from another CA
-    CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key").load()
+    clock = [now]
+    reloader = CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key", clock=lambda: clock[0])
+    reloader.load()
+    assert served_gauges()[0] == 1
+    clock[0] = now + dt.timedelta(days=2)  # served on, past its notAfter: nothing else to serve
+    assert reloader.load() is False
     ready, leaf, ca_left = served_gauges()
     assert ready == 0
     assert -86400 - 5 < leaf < -86400 + 5
     assert math.isnan(ca_left)
+
+
+def _rejected() -> float:
+    return REGISTRY.get_sample_value("dynamo_webhook_serving_cert_reloads_total", {"result": "error"}) or 0.0
+
+
+def test_a_pair_outside_its_validity_is_refused_like_a_damaged_one(
+    tmp_path: Path, ca: pki.KeyPair, caplog: pytest.LogCaptureFixture
+) -> None:
+    now = dt.datetime.now(dt.UTC)
+    expired = pki.generate_serving_cert(ca, ["localhost"], valid_days=365, now=dt.datetime(2020, 1, 1, tzinfo=dt.UTC))
+    early = pki.generate_serving_cert(ca, ["localhost"], valid_days=365, now=now + dt.timedelta(days=2))
+    clock = [now]
+    reloader = CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key", clock=lambda: clock[0])
+    _write(tmp_path, expired)
+    with pytest.raises(OutsideValidity, match="expired"):  # at start: nothing to fall back to
+        reloader.load()
+    assert not reloader.loaded and served_gauges()[0] == 0
+    good = _pair(ca)
+    _write(tmp_path, good)
+    assert reloader.load() is True
+    current, served = reloader._current, reloader.served
+    for refused, words in ((expired, "expired"), (early, "not valid before")):
+        rejected = _rejected()
+        _write(tmp_path, refused)
+        assert reloader.load() is False
+        assert reloader._current is current and reloader.served == served and served_gauges()[0] == 1
+        assert _rejected() == rejected + 1
+        assert any(r.levelname == "ERROR" and words in r.getMessage() + str(r.__dict__.get("error")) for r in caplog.records)
+        assert reloader.load() is False and _rejected() == rejected + 1  # not tried again unchanged
+    # The pair not yet valid is taken, unchanged, once it is (its notBefore is backdated an hour).
+    clock[0] = now + dt.timedelta(days=2)
+    assert reloader.load() is True
+    assert reloader._current is not current and served_gauges()[0] == 1
+
+
+def test_load_pair_refuses_a_certificate_outside_its_validity(ca: pki.KeyPair) -> None:
+    pair = _pair(ca)
+    load_pair(pair.cert_pem, pair.key_pem)
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=400)
+    with pytest.raises(OutsideValidity, match="expired") as info:
+        load_pair(pair.cert_pem, pair.key_pem, later)
+    assert info.value.not_before is None
+    earlier = dt.datetime.now(dt.UTC) - dt.timedelta(days=1)
+    with pytest.raises(OutsideValidity, match="not valid before") as info:
+        load_pair(pair.cert_pem, pair.key_pem, earlier)
+    assert info.value.not_before == pki.load_cert(pair.cert_pem).not_valid_before_utc
 
 
 def test_a_self_signed_certificate_is_its_own_ca(tmp_path: Path) -> None:
