@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 import secrets
+from collections.abc import Iterable
 from itertools import compress, repeat
 from operator import add, is_not
 from typing import Any
@@ -37,6 +38,8 @@ import orjson
 MAX_NUMBERS = 32
 _REFUSAL = "number is infinity when parsed as double"
 _WS = " \t\n\r"
+#: The first piece of a document read for its numbers past range (then four times as much, …).
+_WINDOW = 16 * 1024
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 #: An exponent of 200 or more (after its ``e``).
@@ -66,6 +69,11 @@ _SCAN_BYTES = re.compile(rf"({_RUN})(?:{_MAY_BE_PAST}({_FIRST})({_REST}))?".enco
 #: Split by, a body is: what is between, and of each big exponent after a digit, its ``e`` and
 #: its first two digits (what follows them dropped).
 _BIG_EXPONENT_BYTES = re.compile(rf"([eE])(?<=[0-9][eE])(?={_BIG_EXPONENT})(\+?+[0-9]{{2}})[0-9]++".encode())
+#: Every number with a big exponent, its sign left out, wherever it stands (strings too: a count
+#: of those past range is at least theirs). Only a digit after no digit or point starts one.
+_BIG_EXPONENT_NUMBERS = re.compile(
+    rf"[0-9](?<![0-9.][0-9])[0-9]*+(?:\.[0-9]++)?+[eE]{_BIG_EXPONENT}[0-9]*+".encode()
+)
 _DIGITS_AS_ZEROS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_RUN = b"0" * 100
 
@@ -135,8 +143,23 @@ def loads_with_big_numbers(body: bytes | bytearray | memoryview, first: orjson.J
 
 def past_range(text: str) -> list[tuple[int, int]]:
     """The spans of the first :data:`MAX_NUMBERS` numbers past a double's range in ``text``, in
-    order. Split in C, the numbers that may be past range told by ``float`` in C: only those
-    past it cost a step in Python."""
+    order. Read a growing start of the text at a time (a body that holds more than it may is
+    refused at the first past them, wherever it ends); see :func:`_spans`."""
+    size = _WINDOW
+    while size < len(text):
+        window = text[:size]
+        # Only spans with more than blanks after them in the window: a number at its end may go on.
+        spans = [span for span in _spans(window) if window[span[1] :].strip(_WS)]
+        if len(spans) == MAX_NUMBERS:
+            return spans
+        size *= 4
+    return _spans(text)
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """The spans of the first :data:`MAX_NUMBERS` numbers past a double's range in ``text``: split
+    in C, the numbers that may be past range told by ``float`` in C, so that only those past it
+    cost a step in Python."""
     parts = _SCAN.split(text)
     numbers = _numbers(parts, 2)
     sizes = list(map(abs, map(float, map(parts.__getitem__, numbers))))
@@ -222,15 +245,20 @@ def loads_checked(body: bytes | bytearray | memoryview, first: orjson.JSONDecode
         return loads_with_big_numbers(body, first)
     if bytes(body).translate(_DIGITS_AS_ZEROS).find(_LONG_RUN) < 0:
         parts = _BIG_EXPONENT_BYTES.split(body)
-        if len(parts) // 3 <= MAX_NUMBERS:
+        if len(parts) // 3 <= MAX_NUMBERS or _past(_BIG_EXPONENT_NUMBERS.findall(body)) <= MAX_NUMBERS:
             return _checked(parts, body, first)
     parts = _SCAN_BYTES.split(body)
     numbers = _numbers(parts, 3)
     literals = map(add, map(parts.__getitem__, numbers), map(parts.__getitem__, map((1).__add__, numbers)))
-    if list(map(abs, map(float, literals))).count(math.inf) > MAX_NUMBERS:
+    if _past(literals) > MAX_NUMBERS:
         return loads_with_big_numbers(body, first)
     del parts[3::4]
     return _checked(parts, body, first)
+
+
+def _past(literals: Iterable[str | bytes]) -> int:
+    """How many of ``literals`` (JSON numbers) are past a double's range, told in C."""
+    return list(map(abs, map(float, literals))).count(math.inf)
 
 
 def _checked(parts: list[bytes | None], body: bytes | bytearray | memoryview, first: orjson.JSONDecodeError) -> Any:

@@ -309,3 +309,17 @@ def test_an_untyped_field_fails_the_review_the_same_way_read_whole_or_not(object
     outcome = assert_same_answer(payloads.encoded_conversion_review(listed))
     assert isinstance(outcome, Outcome) and not outcome.allowed
     assert outcome.message.startswith("extra.x[1]: json: cannot unmarshal number -1e400 into Go value of type float64")
+
+
+@pytest.mark.parametrize("shift", [-12, -7, -4, -2, -1, 0, 1, 3, 6, 5000])
+@pytest.mark.parametrize("count", [MAX_NUMBERS, MAX_NUMBERS + 1])
+@pytest.mark.parametrize("last", ["1e400", "1e400 :", "1e400x", "1e4000000"])
+def test_a_long_document_is_read_a_piece_at_a_time_as_a_whole(shift: int, count: int, last: str) -> None:
+    """Numbers across the end of the first piece read (16 KiB), a key's colon past it, more than
+    may be: the same as one number at a time."""
+    pad = 16 * 1024 - 6 * count - 10 + shift
+    text = f'{{"a":["{"x" * pad}",' + "1e400," * (count - 1) + f"{last}]}}"
+    with pytest.raises(orjson.JSONDecodeError) as caught:
+        orjson.loads(text)
+    found = outcome(lambda t: normal(loads_with_big_numbers(t.encode(), caught.value)), text)
+    assert found == outcome(one_number_at_a_time, text)
