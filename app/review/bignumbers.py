@@ -8,11 +8,10 @@ object fails on that field with Go's ``json: cannot unmarshal number 1e400 into 
 
 Here a body orjson refuses for such a number is read once more, in one pass: a regular expression
 splits it (:data:`_SCAN`), passing over strings and other numbers in C, at the numbers that may be
-past range, which ``float`` then tells. Each such number
-is stood in by a string only this decode can make, the text is decoded once, and the stand-ins
-are put back as :class:`OutOfRange` (an infinite float that keeps the literal). So the cost is a
-pass of the body and a decode, whatever the numbers: trying orjson again after each one would
-decode the body once per number. Every other problem of the body is still orjson's, at its place
+past range, which ``float`` then tells. Each number past range is stood in by a string only this
+decode can make, the text is decoded once, and the stand-ins are put back as :class:`OutOfRange`
+(an infinite float that keeps the literal). So the cost is a pass of the body and a decode,
+whatever the numbers: trying orjson again after each one would decode the body once per number. Every other problem of the body is still orjson's, at its place
 in the body: the stand-ins change nothing else. A review so decoded is marked (:class:`MarkedDict`,
 by :func:`app.review.reviews.parse_json`), so that its answer looks for the numbers (and only
 then: a document orjson decoded holds none); :mod:`app.review.schema` tells the typed fields with
