@@ -7,7 +7,8 @@ manifests). For each scenario: closed-loop throughput, latency and CPU time per 
 scenario's connections (in rounds, the webhook, echo and the floor server taking turns), then
 open-loop latency at a fixed rate (or one request at a time for ConversionReviews). Then
 in-process timings: each scenario's review dispatch, and conversion per object of every kind both
-ways (:mod:`bench.bench_conversion`). Prints the report and writes
+ways (:mod:`bench.bench_conversion`), and ConversionReviews of numbers past a double's range beside
+realistic ones (:mod:`bench.bench_numbers`). Prints the report and writes
 ``report.md``, ``results.json`` and ``throughput.png`` (when matplotlib is installed:
 ``scripts/bootstrap bench``) to ``--out`` (default ``bench/results``).
 """
@@ -33,7 +34,7 @@ import orjson
 
 from app.review.reviews import parse_json
 from app.server.build import build_kind
-from bench import bench_conversion, bench_hostile, bench_large, payloads
+from bench import bench_conversion, bench_hostile, bench_large, bench_numbers, payloads
 from bench.harness import (
     PYTHON,
     ROOT,
@@ -319,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         results["hostile"] = bench_hostile.measure(args.quick)
     log("in-process timings")
     results["inprocess"] = inprocess(scenarios, 0.3 if args.quick else 1.0, args.quick)
+    results["numbers"] = bench_numbers.measure(args.quick)
     if not args.no_domain_benches and not args.quick:
         results["domain_benches"] = domain_benches()
     results["meta"]["run_seconds"] = round(time.monotonic() - started, 1)

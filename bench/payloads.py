@@ -10,7 +10,8 @@ Objects come in the three forms a cluster holds:
 * **v1alpha1**: the v1alpha1 manifest itself.
 
 Every builder returns a review the service allows (``tests/bench/test_payloads.py``), so the
-benchmark never measures refusals.
+benchmark never measures refusals, but for the bodies of numbers past a double's range
+(:data:`OUT_OF_RANGE_OBJECTS`), which are refusals by design: what they cost is the measure.
 """
 
 from __future__ import annotations
@@ -473,6 +474,36 @@ def huge_admission(target_bytes: int) -> Doc:
         annotations[f"bench.example.com/pad-{i}"] = chunk
         i += 1
     return review
+
+
+# --------------------------------------------------------------------------- numbers past a double's range
+
+
+#: Objects holding numbers past a double's range (valid JSON that orjson refuses), written as bytes
+#: since orjson writes no such number: the shapes :mod:`bench.bench_numbers` times, each beside
+#: realistic objects of the same size. A review of any of them is refused (code 400, in the review).
+OUT_OF_RANGE_OBJECTS: dict[str, bytes] = {
+    # 199 bytes: 32 numbers in as few bytes as they take.
+    "32 × 1e400": b'{"a":[' + b",".join([b"1e400"] * 32) + b"]}",
+    "32 × 1e99999999999999999999": b'{"a":[' + b",".join([b"1e99999999999999999999"] * 32) + b"]}",
+    "one number of 100,000 digits": b'{"a":' + b"9" * 100_000 + b"}",
+    "one 1e400, 2,000 × 1e300": b'{"a":[1e400,' + b",".join([b"1e300"] * 2000) + b"]}",
+    "one 1e400, 20,000 × 0": b'{"a":[1e400,' + b",".join([b"0"] * 20_000) + b"]}",
+    "one 1e400, 20,000 escapes": b'{"a":[1e400,"' + b"\\u00e9" * 20_000 + b'"]}',
+    "one key 32 times, each 1e400": b"{" + b",".join([b'"a":1e400'] * 32) + b"}",
+}
+
+
+def encoded_conversion_review(objects: list[bytes], desired: str = BETA) -> bytes:
+    """A ConversionReview of ``objects``, each given as its JSON text."""
+    head = orjson.dumps(
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "ConversionReview",
+            "request": {"uid": "c0a1b2c3-1e40-4000-8000-000000000400", "desiredAPIVersion": desired, "objects": []},
+        }
+    )
+    return head[: -len(b"]}}")] + b",".join(objects) + b"]}}"
 
 
 def dump(doc: Any, path: Path) -> Path:

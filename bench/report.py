@@ -6,7 +6,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from bench import bench_hostile, bench_large
+from bench import bench_hostile, bench_large, bench_numbers
 from bench.scenarios import SCENARIOS, TARGETS, Scenario
 
 
@@ -361,6 +361,17 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
             "each row against a fresh server, beside a probe sending a DGD UPDATE review every 50 ms.",
             "",
             bench_hostile.table(results["hostile"]),
+        ]
+    if results.get("numbers"):
+        lines += [
+            "",
+            "## Numbers past a double's range",
+            "",
+            "ConversionReviews of objects holding numbers past a double's range (`1e400`, valid JSON that "
+            "orjson refuses) beside realistic objects, in process (`bench/bench_numbers.py`): CPU time of "
+            "the answer, streamed past 256 KiB and decoded whole below.",
+            "",
+            bench_numbers.table(results["numbers"]),
         ]
     for module, text in results.get("domain_benches", {}).items():
         lines += ["", f"`python -m {module}`:", "", "```", text, "```"]

@@ -170,27 +170,31 @@ def _bad_json(exc: ScanError) -> BadRequest:
 OBJECT_DEPTH = MAX_DEPTH - 3
 
 
-def _object(buf: Buffer, spans: array[int], index: int) -> tuple[Any, bool]:
+def _object(buf: Buffer, spans: array[int], index: int, checking: bool = False) -> tuple[Any, bool]:
     """Object ``index``, and whether it holds numbers past a double's range
     (:func:`app.review.jsonscan.decode`; not JSON: the 400), checked for depth (a span the walk found by
-    its guess was not; one that opens no more containers than it may nest is not counted)."""
+    its guess was not; one that opens no more containers than it may nest is not counted).
+    ``checking``: only the checks are wanted (such numbers may then be read as others, and the
+    strings that hold their like; not in an object whose depth is checked: its keys must stay)."""
     start, end = spans[2 * index], spans[2 * index + 1]
+    deep = buf.count(b"{", start, end) + buf.count(b"[", start, end) > OBJECT_DEPTH
     try:
-        found = decode(buf, start, end)
+        found = decode(buf, start, end, checking and not deep)
     except ScanError as exc:
         raise _bad_json(exc) from None
-    if buf.count(b"{", start, end) + buf.count(b"[", start, end) > OBJECT_DEPTH:
+    if deep:
         check_depth([[[found[0]]]])
     return found
 
 
 def _check_rest(buf: Buffer, spans: array[int] | None, first: int) -> None:
     """Every object from ``first`` on decodes (a 400 otherwise), as a whole decode would have
-    found before any answer."""
+    found before any answer. Only checked: a review that fails at one object holding numbers past
+    a double's range may hold them in every other, each checked in C."""
     if spans is None:
         return
     for index in range(first, len(spans) // 2):
-        _object(buf, spans, index)
+        _object(buf, spans, index, checking=True)
 
 
 def _piece(batch: list[bytes], held: int) -> Part:

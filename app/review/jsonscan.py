@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from app.review.bignumbers import loads_with_big_numbers
+from app.review.bignumbers import loads_checked, loads_with_big_numbers
 
 Buffer = bytes | bytearray
 
@@ -328,16 +328,18 @@ def members(
             raise TooMany(f"more than {most} members", member[1])
 
 
-def decode(buf: Buffer, start: int, end: int) -> tuple[Any, bool]:
+def decode(buf: Buffer, start: int, end: int, checking: bool = False) -> tuple[Any, bool]:
     """The value in ``buf[start:end]``, decoded by orjson, numbers past a double's range
     included, and whether it holds any (:mod:`app.review.bignumbers`); a problem: :class:`ScanError`
-    with orjson's words."""
+    with orjson's words. ``checking``: the value is wanted only for whether it decodes, and those
+    numbers may be read as others, and strings that hold their like changed
+    (:func:`~app.review.bignumbers.loads_checked`)."""
     view = memoryview(buf)[start:end]
     try:
         return orjson.loads(view), False
     except orjson.JSONDecodeError as exc:
         try:
-            return loads_with_big_numbers(view, exc), True
+            return (loads_checked if checking else loads_with_big_numbers)(view, exc), True
         except orjson.JSONDecodeError as refusal:
             raise ScanError(str(refusal), start + refusal.pos) from None
     finally:
@@ -353,7 +355,7 @@ def validate(buf: Buffer, start: int, end: int, depth: int) -> None:
     """Check that ``buf[start:end]`` (one value, as found by :func:`value_end`) is valid JSON,
     without holding more than one piece of :data:`VALIDATE_WHOLE` bytes decoded at a time."""
     if end - start <= VALIDATE_WHOLE or buf[start] not in _OPEN:
-        loads(buf, start, end)
+        decode(buf, start, end, checking=True)
         return
     if buf[start] == 0x5B:
         for a, b in each_element(buf, start, depth - 1):
