@@ -158,6 +158,19 @@ CASES: list[tuple[str, str, tuple[Step, ...], str | None]] = [
      (((*BETA_POD, "volumes"), [{"name": "v", "persistentVolumeClaim": {"readOnly": True}}]),), None),
     ("beta-null-in-args", "dgd-agg-v1beta1.yaml", (((*BETA_POD, "containers", 0, "args"), ["--model", "x", None]),),
      None),
+    ("beta-null-env-entry", "dgd-agg-v1beta1.yaml", (((*BETA_POD, "containers", 0, "env"), [None]),), None),
+    ("beta-null-toleration", "dgd-agg-v1beta1.yaml", (((*BETA_POD, "tolerations"), [None]),), None),
+    ("beta-port-without-container-port", "dgd-agg-v1beta1.yaml",
+     (((*BETA_POD, "containers", 0, "ports"), [{"name": "http"}]),), None),
+    ("beta-http-probe-without-port", "dgd-agg-v1beta1.yaml",
+     (((*BETA_POD, "containers", 0, "livenessProbe"), {"httpGet": {"path": "/"}}),), None),
+    ("beta-topology-spread-without-key", "dgd-agg-v1beta1.yaml",
+     (((*BETA_POD, "topologySpreadConstraints"), [{"maxSkew": 1}]),), None),
+    # Two ports without containerPort are both written back as 0: a duplicate key of the list map.
+    ("beta-two-ports-without-container-port", "dgd-agg-v1beta1.yaml",
+     (((*BETA_POD, "containers", 0, "ports"), [{"name": "a"}, {"name": "b"}]),),
+     DGD + "spec.components[1].podTemplate.spec.containers[0]"
+     '.ports[1]: Duplicate value: {"containerPort":0,"protocol":"TCP"}'),
 ]
 
 
