@@ -2,15 +2,15 @@
 
 Every ``nvidia.com`` document of ``examples/manifests`` and ``tests/fixtures/admission/manifests``, and a
 few hundred seeded edits of them (:mod:`tools.opdiff.lint_edits`: mistyped keys, misspelled enums, flipped
-types, required fields deleted, broken patterns, wrong kinds, invalid names, ...), each written to a file
-of its own, goes through ``kubectl create --dry-run=server -f FILE`` (kubectl's default
-``--validate=strict``) against the API server of the ``cluster`` fixture, and through ``lint`` of the same
-file. Per document the verdict (accepted, refused by the API server, refused by kubectl itself) must be
-the same, and for a refusal what kubectl prints: lint's Status (or kubectl's own error) is rendered as
-kubectl renders it (:func:`kubectl_text`) and compared with kubectl's standard error. The API server lists
-errors of sibling fields in Go's map order, which changes from one request to the next: the causes of an
-``Invalid`` answer, an aggregated message's errors (``[a, b]``) and a list of unknown fields are compared
-as sets.
+types, required fields and list-map keys deleted, nulls in lists, broken patterns, wrong kinds, invalid
+names, ...), each written to a file of its own, goes through ``kubectl create --dry-run=server -f FILE``
+(kubectl's default ``--validate=strict``) against the API server of the ``cluster`` fixture, and through
+``lint`` of the same file. Per document the verdict (accepted, refused by the API server, refused by
+kubectl itself) must be the same, and for a refusal what kubectl prints: lint's Status (or kubectl's own
+error) is rendered as kubectl renders it (:func:`kubectl_text`) and compared with kubectl's standard error.
+The API server lists errors of sibling fields in Go's map order, which changes from one request to the
+next: the causes of an ``Invalid`` answer, an aggregated message's errors (``[a, b]``) and a list of
+unknown fields are compared as sets.
 
 The rules that read the cluster, which lint reports as ``skipped`` (:mod:`apiserver.cluster`): the e2e
 service looks them up live. The InferencePool API is not served in this cluster, so an ``epp`` component

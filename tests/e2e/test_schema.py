@@ -1,7 +1,8 @@
 """The schema layer of the real API server: what the CRD schema refuses (patterns, CEL rules) is refused
 by the API server itself, before the validating webhook; where the service emulates a schema rule for
 offline use (the topology-domain pattern, for ``lint``/``review``), its message agrees with the API
-server's."""
+server's; the schema's rules inside the core types the CRDs embed (list-map keys, nested required
+fields, nulls in lists) are answered by lint as by the API server."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pytest
 import yaml
 
 from tests.apiserver.test_embedded import CASES as EMBEDDED
+from tests.apiserver.test_openapi import CASES as CORE_TYPES
+from tests.apiserver.test_openapi import document
 from tests.e2e.admission import create_raw, offline_review
 from tests.e2e.cluster import Cluster
 from tests.e2e.objects import PLURALS, in_namespace, namespace
@@ -169,3 +172,11 @@ def test_embedded_resources_are_the_api_servers_and_lint_says_the_same(cluster: 
     obj = in_namespace(yaml.safe_load((ROOT / "examples" / "manifests" / "dgdr-v1beta1.yaml").read_text()), NS, "p")
     obj["spec"]["overrides"] = {"dgd": copy.deepcopy(case[1])}
     _same_answer(cluster, obj)
+
+
+@pytest.mark.parametrize("case", CORE_TYPES, ids=[c[0] for c in CORE_TYPES])
+def test_core_type_rules_are_the_api_servers_and_lint_says_the_same(cluster: Cluster, ns: str,
+                                                                    case: tuple[str, str, Any, str | None]) -> None:
+    """A pod template's list-map key or nested required field left out, or a null in one of its lists;
+    the same documents' answers are kept verbatim in tests/apiserver/test_openapi.py."""
+    _same_answer(cluster, in_namespace(document(case[1], case[2]), NS))

@@ -5,7 +5,11 @@ person makes when writing a manifest by hand, each meeting a different step of t
 - a value misspelled (``type: wrker``): an enum, a pattern or a webhook rule;
 - a value's JSON type flipped (``replicas: "2"``, a list written as an object): the schema's types, or
   the defaulter's typed decode;
-- a required field deleted (``env[].name``, a container's ``name``, a DGDR's ``spec.model``);
+- a required field deleted (``env[].name``, a container's ``name``, a DGDR's ``spec.model``), found by
+  its name or by the CRD's schema: a list-map key (an ``env`` entry's ``name``, a port's
+  ``containerPort``) or a field the schema requires deep in an embedded core type (a PVC's
+  ``claimName``, a probe's ``port``, a ``fieldRef``'s ``fieldPath``);
+- a ``null`` put into a list (``args: [..., null]``, ``env: [null]``);
 - a pattern broken (``runtimeVersionOverride: ${VAR}``, an upper-case topology domain);
 - a number out of range (``replicas: -1``), a ``null`` written for a value;
 - a wrong kind or version (``DynamoGraphDeploy``, ``nvidia.com/v1beta2``): kubectl's own refusal;
@@ -23,6 +27,8 @@ import copy
 import random
 from typing import Any
 
+from apiserver import crds
+from apiserver.crds import Schema
 from tools.opdiff import edits
 from tools.opdiff.edits import Edit, Obj, Path, parent, slots
 
@@ -182,6 +188,60 @@ def required_deleted(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     return True
 
 
+def _schema_slots(value: Any, s: Schema | None, path: Path = ()) -> list[tuple[Path, Any, Schema]]:
+    """Every (path, value, schema) below ``value`` that its schema describes."""
+    found: list[tuple[Path, Any, Schema]] = []
+    if s is None:
+        return found
+    if isinstance(value, dict):
+        for key, member in value.items():
+            sub = s.properties.get(key, s.additional)
+            if sub is not None:
+                found.append(((*path, key), member, sub))
+                found += _schema_slots(member, sub, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if s.items is not None:
+                found.append(((*path, i), item, s.items))
+                found += _schema_slots(item, s.items, (*path, i))
+    return found
+
+
+def _described(obj: Obj) -> list[tuple[Path, Any, Schema]]:
+    version = crds.lookup(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+    if version is None:
+        return []
+    return [(p, v, s) for p, v, s in _schema_slots(obj, version.schema) if _editable(p)]
+
+
+def schema_required_deleted(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
+    """A member the CRD's schema requires, or a list-map key, deleted where it is written, at any depth
+    (a PVC's ``claimName``, a probe's ``port``, an ``env`` entry's ``name``, a port's ``containerPort``)."""
+    paths: list[Path] = []
+    for path, value, s in _described(obj):
+        if isinstance(value, dict):
+            paths += [(*path, k) for k in s.required if k in value]
+        if isinstance(value, list) and s.list_type == "map":
+            paths += [(*path, i, k) for i, item in enumerate(value) if isinstance(item, dict)
+                      for k in s.list_map_keys if k in item]
+    if not paths:
+        return False
+    path = rng.choice(paths)
+    del parent(obj, path)[path[-1]]
+    return True
+
+
+def null_in_list(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
+    """A ``null`` put into a list the schema describes (``args: [..., null]``, ``env: [null]``)."""
+    lists = [path for path, value, s in _described(obj) if isinstance(value, list) and s.items is not None]
+    if not lists:
+        return False
+    path = rng.choice(lists)
+    found = parent(obj, path)[path[-1]]
+    found.insert(rng.randrange(len(found) + 1), None)
+    return True
+
+
 def pattern_broken(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     """A value that breaks its field's pattern or format; ``runtimeVersionOverride`` added when absent."""
     paths = [
@@ -328,6 +388,9 @@ LINT_EDITS: tuple[Edit, ...] = (
     type_flip,
     required_deleted,
     required_deleted,
+    schema_required_deleted,
+    schema_required_deleted,
+    null_in_list,
     pattern_broken,
     out_of_range,
     null_value,
