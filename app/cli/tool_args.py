@@ -150,6 +150,8 @@ def register_audit(subparsers: Any) -> None:
     audit.add_argument("-o", "--output", choices=["table", "json"], default="table", help="output format")
     audit.add_argument("--show-all", action="store_true", help="table: also list objects without findings")
     audit.add_argument("--page-size", type=int, default=500, help="objects per LIST page")
+    audit.add_argument("--upgrade-to", choices=["1.5"], default=None,
+                       help="instead: a read-only preflight of what breaks when the operator moves to this release")
     add_settings_arguments(audit.add_argument_group("admission settings (as for serve)"), only=ADMISSION_FIELDS)
     audit.set_defaults(func=cmd_audit)
 

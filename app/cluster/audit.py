@@ -33,6 +33,7 @@ import jsonpatch
 import orjson
 from kubernetes.config.config_exception import ConfigException
 
+from app.cluster import preflight
 from app.cluster.inventory import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -562,6 +563,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return fail("audit", str(exc))
     try:
         conn = connect(args)
+        if getattr(args, "upgrade_to", None):
+            findings = preflight.run(conn.kube, kinds)
+            preflight.render(findings, args.output)
+            return preflight.exit_code(findings)
         namespace = None if args.all_namespaces else (args.namespace or conn.default_namespace)
         report = run(conn.kube, kinds, namespace, settings, page_size=args.page_size, progress=Progress())
     except (ConfigException, ApiError) as exc:

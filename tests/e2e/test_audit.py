@@ -182,3 +182,15 @@ def test_namespaces_claimed_by_a_namespace_restricted_operator_are_not_judged(en
     assert code == 0
     assert report["excludedNamespaces"] == [LEGACY]
     assert all(o["excluded"] and o["update"]["allowed"] and o["create"]["allowed"] for o in report["objects"])
+
+
+def test_upgrade_preflight_reports_each_crd_still_storing_v1alpha1_once(env: Env) -> None:
+    code, out = env.audit("--upgrade-to", "1.5", "-o", "json")
+    names = [f["name"] for f in out["findings"] if f["kind"] == "CustomResourceDefinition"]
+    assert code == 1
+    assert "dynamographdeployments.nvidia.com" in names
+    assert len(names) == len(set(names))
+    for name in names:
+        assert "v1alpha1" in crd_stored_versions(env.cluster.kubectl, name.removesuffix(".nvidia.com"))
+    assert all(f["fix"] == "dynamo-webhook storage-migrate" and f["source"].startswith("https://docs.nvidia.com/")
+               for f in out["findings"])
