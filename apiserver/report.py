@@ -5,7 +5,8 @@
 - ``json``: one object with every document (file, 1-based number, kind, name, verdict, the API
   server's Status, findings with positions) and the counts;
 - ``github``: GitHub Actions workflow commands (``::error file=…,line=…,col=…::…``), which show
-  as annotations on the pull request's files.
+  as annotations on the pull request's files;
+- ``sarif`` and ``junit``: :mod:`apiserver.report_files`.
 
 A file skipped as not a manifest (:func:`apiserver.inputs.load`) has no finding; it is counted.
 """
@@ -118,6 +119,11 @@ def write(results: Sequence[Checked], fmt: str, out: TextIO, err: TextIO) -> Non
     """The report of ``results`` in ``fmt`` on ``out``; the summary on ``err`` for text and github."""
     if fmt == "json":
         out.write(orjson.dumps(as_json(results), option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    if fmt in ("sarif", "junit"):
+        from apiserver import report_files
+
+        out.write(report_files.sarif(ordered(results)) if fmt == "sarif" else report_files.junit(ordered(results)))
         return
     render = github_line if fmt == "github" else text_line
     for r, f in lines(results):

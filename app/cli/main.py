@@ -227,8 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_inputs(lint)
     lint.add_argument("--diff", action="store_true", help="also show what defaulting would add")
-    lint.add_argument("-o", "--output", choices=["text", "json", "github"], default="text",
-                      help="report format (github: workflow annotations); findings are sorted by file, line and column")
+    lint.add_argument("-o", "--output", choices=["text", "json", "github", "sarif", "junit"], default="text",
+                      help="report format (github: workflow annotations; sarif: SARIF 2.1.0 for code scanning; "
+                      "junit: JUnit XML, a testsuite per file and a testcase per document); findings are sorted "
+                      "by file, line and column")
     lint.add_argument("--validate", choices=["strict", "warn", "ignore"], default="strict",
                       help="unknown fields: refused, warned about, or dropped silently (as kubectl's --validate)")
     lint.add_argument("--feature-grove", action=argparse.BooleanOptionalAction, default=False,
