@@ -87,3 +87,15 @@ def test_the_install_step_installs_the_action_checkout() -> None:
     [install] = [s for s in ACTION["runs"]["steps"] if s["name"] == "Install dynamo-webhook"]
     assert install["run"].startswith('python -m pip install ') and install["run"].endswith('"$GITHUB_ACTION_PATH"')
     assert holds(install["if"], {"install": "true"}) and not holds(install["if"], {"install": "false"})
+
+
+def test_the_documented_inputs_are_the_actions() -> None:
+    doc = (ROOT / "docs" / "lint.md").read_text()
+    block = doc.split("## GitHub Action", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    shown = re.findall(r"^\s+#?\s*([\w-]+):", block.split("with:", 1)[1], re.M)
+    assert sorted(shown) == sorted(ACTION["inputs"])
+    for name, spec in ACTION["inputs"].items():
+        default = re.search(rf"^\s+#?\s*{name}: (\S+)", block, re.M)
+        assert default, name
+        if spec["default"] and name != "paths":
+            assert default.group(1).strip('"') == spec["default"], name
