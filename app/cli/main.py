@@ -175,7 +175,8 @@ def add_inputs(parser: argparse.ArgumentParser) -> None:
                         "recursively, in sorted order; hidden files and directories left out) or - for stdin; a "
                         "file over 64 MiB is refused (exit 2). A file found in a directory that is "
                         "not a Kubernetes manifest (no document with apiVersion and kind, a Helm chart's template, "
-                        "a file that does not parse and names no nvidia.com apiVersion) is skipped and counted")
+                        "not UTF-8, or not parsing and either holding {{ or naming no nvidia.com apiVersion) is "
+                        "skipped and counted (docs/lint.md)")
     parser.add_argument("--skip-non-manifests", action="store_true",
                         help="skip files named on the command line that are not Kubernetes manifests too, as files "
                         "found in a directory are (for pre-commit, which names every YAML file it checks)")
@@ -205,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read an AdmissionReview or ConversionReview (JSON or YAML) and print the response review "
         "the server would send. Exit 0 allowed/success, 1 denied/failure, 2 unreadable input.",
     )
-    review.add_argument("file", help="review file, or - for standard input")
+    review.add_argument("file", help="review file, or - for standard input; over 64 MiB it is refused (exit 2)")
     review.add_argument("--path", default="/validate", help="webhook path for AdmissionReviews")
     review.add_argument("-o", "--output", choices=["json", "yaml"], default="json", help="output format")
     review.add_argument("--apiserver", action="store_true",

@@ -74,3 +74,7 @@ def test_help_names_the_inputs_and_the_cap() -> None:
         help_text = " ".join(sub.choices[command].format_help().split())  # type: ignore[index]
         assert f"a file over {MAX_FILE_BYTES // 2**20} MiB is refused (exit 2)" in help_text
         assert "--skip-non-manifests" in help_text and "directories" in help_text
+    review = " ".join(sub.choices["review"].format_help().split())  # type: ignore[index]
+    assert f"over {MAX_FILE_BYTES // 2**20} MiB it is refused (exit 2)" in review
+    lint = " ".join(sub.choices["lint"].format_help().split())  # type: ignore[index]
+    assert "{text,json,github,sarif,junit}" in lint and "sorted by file, line and column" in lint
