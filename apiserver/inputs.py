@@ -39,19 +39,25 @@ class Input:
 
     path: str
     found: bool
+    error: str = ""  # why a directory could not be listed
 
 
 def _hidden(name: str) -> bool:
     return name.startswith(".") and name not in (".", "..")
 
 
-def walk(directory: str) -> list[str]:
-    """The manifest files under ``directory``, in sorted order, hidden files and directories left out."""
-    out: list[str] = []
-    for root, dirs, files in os.walk(directory):
+def walk(directory: str) -> list[Input]:
+    """The manifest files under ``directory``, in sorted order, hidden files and directories left
+    out; a directory that cannot be listed is an :class:`Input` with its ``error``."""
+    out: list[Input] = []
+
+    def unlisted(exc: OSError) -> None:
+        out.append(Input(str(exc.filename or directory), False, exc.strerror or str(exc)))
+
+    for root, dirs, files in os.walk(directory, onerror=unlisted):
         dirs[:] = sorted(d for d in dirs if not _hidden(d))
-        out += [os.path.join(root, f) for f in sorted(files) if not _hidden(f) and f.endswith(SUFFIXES)]
-    return sorted(out, key=lambda p: Path(p).parts)
+        out += [Input(os.path.join(root, f), True) for f in sorted(files) if not _hidden(f) and f.endswith(SUFFIXES)]
+    return sorted(out, key=lambda i: Path(i.path).parts)
 
 
 def expand(sources: Sequence[str]) -> list[Input]:
@@ -59,7 +65,7 @@ def expand(sources: Sequence[str]) -> list[Input]:
     out: list[Input] = []
     for source in sources:
         if source != "-" and os.path.isdir(source):
-            out += [Input(path, True) for path in walk(source)]
+            out += walk(source)
         else:
             out.append(Input(source, False))
     return out
@@ -143,6 +149,8 @@ def load(item: Input, skip_non_manifests: bool) -> list[Located] | None:
     (:func:`not_a_manifest`). Raises
     :class:`SourceError` for a file that cannot be read, is too large, or is not to be skipped and
     does not parse."""
+    if item.error:
+        raise SourceError(f"{item.path}: cannot read: {item.error}")
     skip = item.found or skip_non_manifests
     if skip and chart_template(item.path):
         return None

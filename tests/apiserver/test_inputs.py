@@ -6,9 +6,11 @@ in bounded memory, YAML bombs included."""
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -59,11 +61,32 @@ def make_repo(root: Path) -> Path:
 
 def test_a_directory_is_walked_in_sorted_order_without_hidden_entries(tmp_path: Path) -> None:
     make_repo(tmp_path)
-    names = [str(Path(p).relative_to(tmp_path)) for p in inputs.walk(str(tmp_path))]
+    names = [str(Path(i.path).relative_to(tmp_path)) for i in inputs.walk(str(tmp_path))]
     assert names == ["broken.yaml", "chart/Chart.yaml", "chart/templates/deployment.yaml", "chart/templates/dgd.yaml",
                      "config.yaml", "deploy/dgd.yaml", "deploy/nested/typo.yml", "deploy/values.json"]
     assert [i.found for i in inputs.expand([str(tmp_path / "config.yaml"), str(tmp_path / "deploy")])] == [
         False, True, True, True]
+
+
+def test_a_directory_that_cannot_be_listed_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "locked").mkdir()
+    walk = os.walk
+
+    def refusing(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[str]]]:
+        onerror(PermissionError(13, "Permission denied", str(tmp_path / "locked")))
+        yield from walk(top)
+
+    monkeypatch.setattr(os, "walk", refusing)
+    assert main(["lint", str(tmp_path)]) == 2
+    assert capsys.readouterr().out == f"{tmp_path}/locked:1:1: error: cannot read: Permission denied\n"
+
+
+def test_a_directory_without_manifests_is_no_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "config.yaml").write_text("rules: {}\n")
+    assert main(["lint", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == ("0 Dynamo document(s) checked: 0 accepted, 0 refused; 0 other document(s) not "
+                                       "checked; 0 unreadable file(s); 1 file(s) skipped, not Kubernetes manifests\n")
 
 
 def test_files_that_are_not_manifests_are_skipped_and_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
