@@ -4,7 +4,8 @@ Kubernetes manifest from the other YAML a repository holds (a Helm template, a t
 
 A directory is walked recursively in sorted order, so two runs list the same files in the same
 order: its ``.yaml``, ``.yml`` and ``.json`` files, never a hidden file or what a hidden directory
-(``.git``) holds. Symbolic links to directories are not followed.
+(``.git``) holds, and only regular files (a FIFO would block the read). Symbolic links to
+directories are not followed.
 
 A file is read with at most :data:`MAX_FILE_BYTES` + 1 bytes in memory: past the cap it is refused
 unread (``FILE: too large: more than N bytes``), whatever it is (``/dev/zero``, a pipe that never
@@ -56,7 +57,8 @@ def walk(directory: str) -> list[Input]:
 
     for root, dirs, files in os.walk(directory, onerror=unlisted):
         dirs[:] = sorted(d for d in dirs if not _hidden(d))
-        out += [Input(os.path.join(root, f), True) for f in sorted(files) if not _hidden(f) and f.endswith(SUFFIXES)]
+        names = (os.path.join(root, f) for f in sorted(files) if not _hidden(f) and f.endswith(SUFFIXES))
+        out += [Input(path, True) for path in names if os.path.isfile(path)]  # no FIFO, socket or device
     return sorted(out, key=lambda i: Path(i.path).parts)
 
 

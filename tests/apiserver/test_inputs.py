@@ -61,6 +61,7 @@ def make_repo(root: Path) -> Path:
 
 def test_a_directory_is_walked_in_sorted_order_without_hidden_entries(tmp_path: Path) -> None:
     make_repo(tmp_path)
+    os.mkfifo(tmp_path / "deploy" / "pipe.yaml")  # opening it would wait for a writer
     names = [str(Path(i.path).relative_to(tmp_path)) for i in inputs.walk(str(tmp_path))]
     assert names == ["broken.yaml", "chart/Chart.yaml", "chart/templates/deployment.yaml", "chart/templates/dgd.yaml",
                      "config.yaml", "deploy/dgd.yaml", "deploy/nested/typo.yml", "deploy/values.json"]
