@@ -5,15 +5,15 @@ A file that cannot be read (missing, not UTF-8 text, not YAML or JSON) is a prob
 named with the file (and, for YAML, the line and column); the other files are still checked. A file
 with no document at all is refused as kubectl refuses it (``no objects passed to create``). Documents
 outside the ``nvidia.com`` group are left alone (counted as not checked); an ``nvidia.com`` kind or
-version the vendored CRDs do not serve is refused as kubectl refuses it (no CRD installs it).
+version the vendored CRDs do not serve is refused as kubectl refuses it (no CRD installs it), and so
+is an object larger than the API server reads in a request. Directories are walked and files that
+are not manifests skipped as :mod:`apiserver.inputs` says; a skipped file is counted, never an error.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -21,8 +21,9 @@ import orjson
 from apiserver import pipeline
 from apiserver.admission import Service
 from apiserver.crds import GROUP
+from apiserver.inputs import MAX_OBJECT_BYTES, expand, load
 from apiserver.pipeline import FieldValidation, Outcome
-from apiserver.source import Located, SourceError, documents, parse_field
+from apiserver.source import Located, SourceError, parse_field
 
 JSONObject = dict[str, Any]
 EXIT_OK, EXIT_REFUSED, EXIT_UNREADABLE = 0, 1, 2
@@ -49,21 +50,9 @@ class Checked:
     api_version: str = ""
     kind: str = ""
     name: str = ""
-    verdict: str = "accepted"  # accepted, refused, unreadable, not-checked
+    verdict: str = "accepted"  # accepted, refused, unreadable, not-checked; a file's: skipped
     findings: list[Finding] = field(default_factory=list)
     outcome: Outcome | None = None
-
-
-def read_source(source: str) -> str:
-    """The text of ``source`` (``-``: standard input); raises :class:`SourceError` naming it."""
-    try:
-        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
-    except OSError as exc:
-        raise SourceError(f"{source}: cannot read: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"{source}: not a UTF-8 text file (byte {exc.start} is 0x{data[exc.start]:02x})") from None
 
 
 def _meta_text(body: JSONObject, key: str) -> str:
@@ -126,6 +115,10 @@ def check_document(doc: Located, file: str, service: Service, validation: FieldV
     if checked.api_version.partition("/")[0] != GROUP or "/" not in checked.api_version:
         checked.verdict = "not-checked"
         return checked
+    if len(orjson.dumps(body)) > MAX_OBJECT_BYTES:  # what kubectl sends; the API server reads no more
+        checked.verdict = "refused"
+        checked.findings.append(Finding("error", f"Request entity too large: limit is {MAX_OBJECT_BYTES}", doc.line, 1))
+        return checked
     outcome = pipeline.create(body, service, file, validation)
     checked.outcome = outcome
     checked.verdict = "accepted" if outcome.allowed else "refused"
@@ -139,17 +132,23 @@ def check_document(doc: Located, file: str, service: Service, validation: FieldV
 
 
 def check_files(files: Sequence[str], service: Service, validation: FieldValidation = "strict",
-                diff: bool = False) -> list[Checked]:
+                diff: bool = False, skip_non_manifests: bool = False) -> list[Checked]:
+    """Every document of ``files`` (directories walked, :func:`apiserver.inputs.expand`), checked; a
+    file that is skipped as not a manifest (:func:`apiserver.inputs.load`) is one ``skipped`` entry."""
     out: list[Checked] = []
-    for file in files:
+    for item in expand(files):
+        file = item.path
         try:
-            docs = documents(read_source(file), file)
+            docs = load(item, skip_non_manifests)
         except SourceError as exc:
             text = str(exc)
             line, column = _position_of(text, file)
             out.append(Checked(file, 0, line, verdict="unreadable",
                                findings=[Finding("error", text.removeprefix(f"{file}:").lstrip("0123456789:").strip(),
                                                  line, column)]))
+            continue
+        if docs is None:
+            out.append(Checked(file, 0, 1, verdict="skipped"))
             continue
         if not docs:
             out.append(Checked(file, 0, 1, verdict="refused",

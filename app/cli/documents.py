@@ -1,19 +1,20 @@
 """What the offline commands (``review``, ``lint``, ``convert``) share: manifests read as JSON or
-(multi-document) YAML the way kubectl reads them (:class:`apiserver.source.Loader`), written back so
-that kubectl reads them the same, and exit codes."""
+(multi-document) YAML the way kubectl reads them (:class:`apiserver.source.Loader`), within the
+size cap of :mod:`apiserver.inputs`, written back so that kubectl reads them the same, and exit
+codes. ``convert`` reads its files, directories and standard input as ``lint`` does
+(:func:`apiserver.inputs.load`): its errors name the file, line and column."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import orjson
 import yaml
 
-from apiserver.source import Dumper, Loader
+from apiserver import inputs
+from apiserver.source import Dumper, Loader, SourceError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -23,12 +24,11 @@ class InputError(Exception):
 
 
 def read_text(source: str) -> str:
+    """The text of ``source`` (``-``: standard input) within :data:`apiserver.inputs.MAX_FILE_BYTES`."""
     try:
-        if source == "-":
-            return sys.stdin.read()
-        return Path(source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{source}: {exc}") from None
+        return inputs.read_source(source)
+    except SourceError as exc:
+        raise InputError(str(exc)) from None
 
 
 def load_documents(source: str) -> list[Any]:
@@ -73,10 +73,28 @@ class Document:
         return f"{self.body.get('kind', '?')}/{meta.get('name', '')}"
 
 
-def iter_documents(sources: Sequence[str]) -> Iterator[Document]:
-    for source in sources:
-        for index, body in enumerate(load_documents(source)):
-            yield Document(source, index, body)
+@dataclass(slots=True)
+class Collected:
+    """The documents of some files, in order, and the files skipped as not manifests."""
+
+    documents: list[Document] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def collect(sources: Sequence[str], skip_non_manifests: bool = False) -> Collected:
+    """Every document of ``sources`` (files, directories, ``-``) read as ``lint`` reads them
+    (:func:`apiserver.inputs.load`); raises :class:`InputError` naming the file (and line and column)."""
+    out = Collected()
+    for item in inputs.expand(sources):
+        try:
+            docs = inputs.load(item, skip_non_manifests)
+        except SourceError as exc:
+            raise InputError(str(exc)) from None
+        if docs is None:
+            out.skipped.append(item.path)
+            continue
+        out.documents += [Document(item.path, doc.number - 1, doc.body) for doc in docs]
+    return out
 
 
 def is_dynamo(body: Any) -> bool:

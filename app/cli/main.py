@@ -100,7 +100,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from apiserver import lint, report
 
     settings = Settings(feature_grove=args.feature_grove, feature_checkpoint=args.feature_checkpoint)
-    results = lint.check_files(args.files, OfflineService(settings), args.validate, args.diff)
+    results = lint.check_files(args.files, OfflineService(settings), args.validate, args.diff,
+                               args.skip_non_manifests)
     report.write(results, args.output, sys.stdout, sys.stderr)
     return lint.exit_code(results)
 
@@ -109,15 +110,18 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from app.cli.documents import EXIT_USAGE, InputError, iter_documents
+    from app.cli.documents import EXIT_USAGE, InputError, collect
     from app.cli.migrate import migrate
 
     try:
-        docs = list(iter_documents(args.files))
+        found = collect(args.files, args.skip_non_manifests)
     except InputError as exc:
         print(f"dynamo-webhook convert: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    return migrate(docs, args.to, check=args.check, output=args.output, report=not args.quiet)
+    if not args.quiet:
+        for path in found.skipped:
+            print(f"{path}: skipped: not a Kubernetes manifest", file=sys.stderr)
+    return migrate(found.documents, args.to, check=args.check, output=args.output, report=not args.quiet)
 
 
 # --------------------------------------------------------------------------- serve
@@ -164,6 +168,20 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
+def add_inputs(parser: argparse.ArgumentParser) -> None:
+    """The positional inputs of ``lint`` and ``convert``, and ``--skip-non-manifests``."""
+    parser.add_argument("files", nargs="+", metavar="PATH",
+                        help="YAML/JSON manifests (multi-document), directories (their .yaml, .yml and .json files, "
+                        "recursively, in sorted order; hidden files and directories left out) or - for stdin; a "
+                        "file over 64 MiB is refused (exit 2). A file found in a directory that is "
+                        "not a Kubernetes manifest (no document with apiVersion and kind, a Helm chart's template, "
+                        "not UTF-8, or not parsing and either holding {{ or naming no nvidia.com apiVersion) is "
+                        "skipped and counted (docs/lint.md)")
+    parser.add_argument("--skip-non-manifests", action="store_true",
+                        help="skip files named on the command line that are not Kubernetes manifests too, as files "
+                        "found in a directory are (for pre-commit, which names every YAML file it checks)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="dynamo-webhook",
@@ -188,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read an AdmissionReview or ConversionReview (JSON or YAML) and print the response review "
         "the server would send. Exit 0 allowed/success, 1 denied/failure, 2 unreadable input.",
     )
-    review.add_argument("file", help="review file, or - for standard input")
+    review.add_argument("file", help="review file, or - for standard input; over 64 MiB it is refused (exit 2)")
     review.add_argument("--path", default="/validate", help="webhook path for AdmissionReviews")
     review.add_argument("-o", "--output", choices=["json", "yaml"], default="json", help="output format")
     review.add_argument("--apiserver", action="store_true",
@@ -208,10 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
         "'FILE:LINE:COLUMN: SEVERITY: KIND/NAME (document N): MESSAGE'. "
         "Exit 0 all accepted, 1 any refused, 2 a file unreadable.",
     )
-    lint.add_argument("files", nargs="+", metavar="FILE", help="YAML/JSON manifests (multi-document); - for stdin")
+    add_inputs(lint)
     lint.add_argument("--diff", action="store_true", help="also show what defaulting would add")
-    lint.add_argument("-o", "--output", choices=["text", "json", "github"], default="text",
-                      help="report format (github: workflow annotations)")
+    lint.add_argument("-o", "--output", choices=["text", "json", "github", "sarif", "junit"], default="text",
+                      help="report format (github: workflow annotations; sarif: SARIF 2.1.0 for code scanning; "
+                      "junit: JUnit XML, a testsuite per file and a testcase per document); findings are sorted "
+                      "by file, line and column")
     lint.add_argument("--validate", choices=["strict", "warn", "ignore"], default="strict",
                       help="unknown fields: refused, warned about, or dropped silently (as kubectl's --validate)")
     lint.add_argument("--feature-grove", action=argparse.BooleanOptionalAction, default=False,
@@ -226,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Convert every convertible Dynamo document to --to (other documents pass through untouched, "
         "order kept) and print them. A report of what moved into payload annotations goes to stderr.",
     )
-    convert.add_argument("files", nargs="+", metavar="FILE", help="YAML/JSON manifests (multi-document); - for stdin")
+    add_inputs(convert)
     convert.add_argument("--to", default=HUB_API_VERSION, choices=[HUB_API_VERSION, ALPHA_API_VERSION],
                          help="API version to convert to")
     convert.add_argument("-o", "--output", choices=["yaml", "json"], default="yaml", help="output format")
