@@ -18,10 +18,20 @@ from typing import Any
 
 from app.cli import tool_args
 from app.cli.offline import OfflineService as OfflineService  # re-exported: the service lint runs
-from app.server.settings import Settings, add_settings_arguments, settings_from_args
+from app.server.settings import Settings, add_admission_arguments, add_settings_arguments, settings_from_args
 from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION
 
 JSONObject = dict[str, Any]
+
+
+def command_settings(args: argparse.Namespace, command: str) -> Settings | None:
+    """The settings a command applies the rules with (:func:`settings_from_args`: flag, variable,
+    default); ``None``, said on stderr in one line, when one is not valid."""
+    try:
+        return settings_from_args(args)
+    except ValueError as exc:
+        print(f"dynamo-webhook {command}: {exc}", file=sys.stderr)
+        return None
 
 
 # --------------------------------------------------------------------------- review
@@ -44,7 +54,9 @@ def cmd_review(args: argparse.Namespace) -> int:
     from app.review.webhooks import WEBHOOK_ROUTES
     from domain.admission import AdmissionContext
 
-    settings = Settings()
+    settings = command_settings(args, "review")
+    if settings is None:
+        return EXIT_USAGE
     ctx = AdmissionContext(settings=settings.admission_settings())
     routes = {r.path: r for r in WEBHOOK_ROUTES}
     try:
@@ -69,7 +81,7 @@ def cmd_review(args: argparse.Namespace) -> int:
             if route is None or route.type == "convert":
                 raise InputError(f"--path {args.path!r} is not an admission webhook path")
             if args.apiserver:
-                return _review_behind_apiserver(doc, args)
+                return _review_behind_apiserver(doc, args, settings)
             outcome = review_admission(doc, route.type, ctx, route.expected_gvk)
     except (InputError, BadRequest) as exc:
         print(f"dynamo-webhook review: {exc}", file=sys.stderr)
@@ -78,14 +90,15 @@ def cmd_review(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.allowed else EXIT_FINDINGS
 
 
-def _review_behind_apiserver(doc: Any, args: argparse.Namespace) -> int:
+def _review_behind_apiserver(doc: Any, args: argparse.Namespace, settings: Settings) -> int:
     from apiserver.request import NotModelled
     from app.cli.documents import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, dump
     from app.cli.offline import review_behind_apiserver
     from app.review.errors import BadRequest
 
     try:
-        answer, allowed = review_behind_apiserver(doc, args.path, args.validate or "strict", args.file)
+        answer, allowed = review_behind_apiserver(doc, args.path, args.validate or "strict", args.file,
+                                                  settings)
     except (BadRequest, NotModelled) as exc:
         print(f"dynamo-webhook review: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -98,8 +111,11 @@ def _review_behind_apiserver(doc: Any, args: argparse.Namespace) -> int:
 
 def cmd_lint(args: argparse.Namespace) -> int:
     from apiserver import lint, report
+    from app.cli.documents import EXIT_USAGE
 
-    settings = Settings(feature_grove=args.feature_grove, feature_checkpoint=args.feature_checkpoint)
+    settings = command_settings(args, "lint")
+    if settings is None:
+        return EXIT_USAGE
     results = lint.check_files(args.files, OfflineService(settings), args.validate, args.diff)
     report.write(results, args.output, sys.stdout, sys.stderr)
     return lint.exit_code(results)
@@ -112,12 +128,16 @@ def cmd_convert(args: argparse.Namespace) -> int:
     from app.cli.documents import EXIT_USAGE, InputError, iter_documents
     from app.cli.migrate import migrate
 
+    settings = command_settings(args, "convert")
+    if settings is None:
+        return EXIT_USAGE
     try:
         docs = list(iter_documents(args.files))
     except InputError as exc:
         print(f"dynamo-webhook convert: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    return migrate(docs, args.to, check=args.check, output=args.output, report=not args.quiet)
+    return migrate(docs, args.to, check=args.check, output=args.output, report=not args.quiet,
+                   service=OfflineService(settings) if args.check else None)
 
 
 # --------------------------------------------------------------------------- serve
@@ -126,7 +146,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from app.server.serve import serve
 
-    return serve(settings_from_args(args))
+    settings = command_settings(args, "serve")
+    return 1 if settings is None else serve(settings)
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -198,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--validate", choices=["strict", "warn", "ignore"], default=None,
                         help="with --apiserver, unknown fields: refused, warned about, or dropped silently "
                         "(as kubectl's --validate; default strict)")
+    add_admission_arguments(review)
     review.set_defaults(func=cmd_review)
 
     lint = sub.add_parser(
@@ -214,10 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="report format (github: workflow annotations)")
     lint.add_argument("--validate", choices=["strict", "warn", "ignore"], default="strict",
                       help="unknown fields: refused, warned about, or dropped silently (as kubectl's --validate)")
-    lint.add_argument("--feature-grove", action=argparse.BooleanOptionalAction, default=False,
-                      help="feature gate Grove (default off, as upstream without a cluster)")
-    lint.add_argument("--feature-checkpoint", action=argparse.BooleanOptionalAction, default=False,
-                      help="feature gate Checkpoint (default off)")
+    add_admission_arguments(lint)
     lint.set_defaults(func=cmd_lint)
 
     convert = sub.add_parser(
@@ -235,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "accepted by the API server's create (as lint checks it); exit 1 naming the fields that "
                          "would not round-trip or the API server's refusal")
     convert.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
+    add_admission_arguments(convert)
     convert.set_defaults(func=cmd_convert)
 
     tool_args.register_certs(sub)
