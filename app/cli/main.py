@@ -137,7 +137,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         print(f"dynamo-webhook convert: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return migrate(docs, args.to, check=args.check, output=args.output, report=not args.quiet,
-                   service=OfflineService(settings) if args.check else None)
+                   service=OfflineService(settings) if args.check else None, validation=args.validate)
 
 
 # --------------------------------------------------------------------------- serve
@@ -243,7 +243,11 @@ def build_parser() -> argparse.ArgumentParser:
         "convert",
         help="migrate manifests between nvidia.com/v1alpha1 and v1beta1",
         description="Convert every convertible Dynamo document to --to (other documents pass through untouched, "
-        "order kept) and print them. A report of what moved into payload annotations goes to stderr.",
+        "order kept) and print them. A report of what moved into payload annotations goes to stderr, and one "
+        "line 'FILE: KIND/NAME (document N): drops PATH: WHY' for each field of the input the output would not "
+        "carry (unknown to its version's schema, or lost by the conversion): see --validate. "
+        "The rule settings apply to the webhooks --check runs. "
+        "Exit 0 converted, 1 a field dropped (strict), a conversion failed or --check failed, 2 a file unreadable.",
     )
     convert.add_argument("files", nargs="+", metavar="FILE", help="YAML/JSON manifests (multi-document); - for stdin")
     convert.add_argument("--to", default=HUB_API_VERSION, choices=[HUB_API_VERSION, ALPHA_API_VERSION],
@@ -253,7 +257,13 @@ def build_parser() -> argparse.ArgumentParser:
                          help="instead of converting, prove every document round-trips and, converted to --to, is "
                          "accepted by the API server's create (as lint checks it); exit 1 naming the fields that "
                          "would not round-trip or the API server's refusal")
-    convert.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
+    convert.add_argument("--validate", choices=["strict", "warn", "ignore"], default="strict",
+                         help="fields of the input the converted output would not carry: strict: name each on "
+                         "stderr, write nothing and exit 1; warn: name each and write the output; ignore: write "
+                         "the output silently (as lint's --validate for unknown fields; --check names them as a "
+                         "field that does not round-trip or the API server's refusal)")
+    convert.add_argument("-q", "--quiet", action="store_true",
+                         help="no report on stderr but dropped fields, failures and refusals")
     add_admission_arguments(convert)
     convert.set_defaults(func=cmd_convert)
 
