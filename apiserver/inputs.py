@@ -27,6 +27,7 @@ from typing import BinaryIO
 from apiserver.source import Located, SourceError, documents
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
+_CHUNK = 1024 * 1024
 MAX_OBJECT_BYTES = 3 * 1024 * 1024  # the API server's limit on a request body (kubectl create's object)
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -92,7 +93,17 @@ def read_bytes(source: str, cap: int = MAX_FILE_BYTES) -> bytes:
 
 
 def _capped(handle: BinaryIO, source: str, cap: int) -> bytes:
-    return _capped_bytes(handle.read(cap + 1), source, cap)
+    # In chunks into one buffer that grows in place: read(cap + 1) on a pipe or a device keeps
+    # every chunk and then joins them, twice the cap at its peak.
+    data = bytearray()
+    while len(data) <= cap:
+        chunk = handle.read(min(_CHUNK, cap + 1 - len(data)))
+        if not chunk:
+            break
+        data += chunk
+    if len(data) > cap:
+        raise _too_large(source, cap)
+    return bytes(data)
 
 
 def _capped_bytes(data: bytes, source: str, cap: int) -> bytes:

@@ -57,3 +57,11 @@ def test_every_command_is_documented() -> None:
     for heading in ("### `dynamo-webhook audit`", "### `dynamo-webhook storage-migrate`", "### RBAC for the tools"):
         assert heading in OPERATIONS
     assert "$ dynamo-webhook audit -A\n" in OPERATIONS and "$ dynamo-webhook storage-migrate --dry-run\n" in OPERATIONS
+
+
+def test_the_rule_settings_are_listed_as_the_commands_take_them() -> None:
+    from app.server.settings import ADMISSION_FIELDS
+
+    listed = " ".join(CONFIGURATION.split()).split("The rule settings, ")[1].split("same names, variables and defaults:")[1]
+    named = re.findall(r"`(--[a-z-]+)`", listed.split(".")[0])
+    assert named == ["--" + name.replace("_", "-") for name in ADMISSION_FIELDS]

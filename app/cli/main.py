@@ -18,10 +18,20 @@ from typing import Any
 
 from app.cli import tool_args
 from app.cli.offline import OfflineService as OfflineService  # re-exported: the service lint runs
-from app.server.settings import Settings, add_settings_arguments, settings_from_args
+from app.server.settings import Settings, add_admission_arguments, add_settings_arguments, settings_from_args
 from domain.constants import ALPHA_API_VERSION, HUB_API_VERSION
 
 JSONObject = dict[str, Any]
+
+
+def command_settings(args: argparse.Namespace, command: str) -> Settings | None:
+    """The settings a command applies the rules with (:func:`settings_from_args`: flag, variable,
+    default); ``None``, said on stderr in one line, when one is not valid."""
+    try:
+        return settings_from_args(args)
+    except ValueError as exc:
+        print(f"dynamo-webhook {command}: {exc}", file=sys.stderr)
+        return None
 
 
 # --------------------------------------------------------------------------- review
@@ -44,7 +54,9 @@ def cmd_review(args: argparse.Namespace) -> int:
     from app.review.webhooks import WEBHOOK_ROUTES
     from domain.admission import AdmissionContext
 
-    settings = Settings()
+    settings = command_settings(args, "review")
+    if settings is None:
+        return EXIT_USAGE
     ctx = AdmissionContext(settings=settings.admission_settings())
     routes = {r.path: r for r in WEBHOOK_ROUTES}
     try:
@@ -69,7 +81,7 @@ def cmd_review(args: argparse.Namespace) -> int:
             if route is None or route.type == "convert":
                 raise InputError(f"--path {args.path!r} is not an admission webhook path")
             if args.apiserver:
-                return _review_behind_apiserver(doc, args)
+                return _review_behind_apiserver(doc, args, settings)
             outcome = review_admission(doc, route.type, ctx, route.expected_gvk)
     except (InputError, BadRequest) as exc:
         print(f"dynamo-webhook review: {exc}", file=sys.stderr)
@@ -78,14 +90,15 @@ def cmd_review(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.allowed else EXIT_FINDINGS
 
 
-def _review_behind_apiserver(doc: Any, args: argparse.Namespace) -> int:
+def _review_behind_apiserver(doc: Any, args: argparse.Namespace, settings: Settings) -> int:
     from apiserver.request import NotModelled
     from app.cli.documents import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, dump
     from app.cli.offline import review_behind_apiserver
     from app.review.errors import BadRequest
 
     try:
-        answer, allowed = review_behind_apiserver(doc, args.path, args.validate or "strict", args.file)
+        answer, allowed = review_behind_apiserver(doc, args.path, args.validate or "strict", args.file,
+                                                  settings)
     except (BadRequest, NotModelled) as exc:
         print(f"dynamo-webhook review: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -98,8 +111,11 @@ def _review_behind_apiserver(doc: Any, args: argparse.Namespace) -> int:
 
 def cmd_lint(args: argparse.Namespace) -> int:
     from apiserver import lint, report
+    from app.cli.documents import EXIT_USAGE
 
-    settings = Settings(feature_grove=args.feature_grove, feature_checkpoint=args.feature_checkpoint)
+    settings = command_settings(args, "lint")
+    if settings is None:
+        return EXIT_USAGE
     results = lint.check_files(args.files, OfflineService(settings), args.validate, args.diff,
                                args.skip_non_manifests)
     report.write(results, args.output, sys.stdout, sys.stderr)
@@ -113,6 +129,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
     from app.cli.documents import EXIT_USAGE, InputError, collect
     from app.cli.migrate import migrate
 
+    settings = command_settings(args, "convert")
+    if settings is None:
+        return EXIT_USAGE
     try:
         found = collect(args.files, args.skip_non_manifests)
     except InputError as exc:
@@ -121,7 +140,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if not args.quiet:
         for path in found.skipped:
             print(f"{path}: skipped: not a Kubernetes manifest", file=sys.stderr)
-    return migrate(found.documents, args.to, check=args.check, output=args.output, report=not args.quiet)
+    return migrate(found.documents, args.to, check=args.check, output=args.output, report=not args.quiet,
+                   service=OfflineService(settings) if args.check else None, validation=args.validate)
 
 
 # --------------------------------------------------------------------------- serve
@@ -130,7 +150,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from app.server.serve import serve
 
-    return serve(settings_from_args(args))
+    settings = command_settings(args, "serve")
+    return 1 if settings is None else serve(settings)
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -216,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--validate", choices=["strict", "warn", "ignore"], default=None,
                         help="with --apiserver, unknown fields: refused, warned about, or dropped silently "
                         "(as kubectl's --validate; default strict)")
+    add_admission_arguments(review)
     review.set_defaults(func=cmd_review)
 
     lint = sub.add_parser(
@@ -234,17 +256,18 @@ def build_parser() -> argparse.ArgumentParser:
                       "by file, line and column")
     lint.add_argument("--validate", choices=["strict", "warn", "ignore"], default="strict",
                       help="unknown fields: refused, warned about, or dropped silently (as kubectl's --validate)")
-    lint.add_argument("--feature-grove", action=argparse.BooleanOptionalAction, default=False,
-                      help="feature gate Grove (default off, as upstream without a cluster)")
-    lint.add_argument("--feature-checkpoint", action=argparse.BooleanOptionalAction, default=False,
-                      help="feature gate Checkpoint (default off)")
+    add_admission_arguments(lint)
     lint.set_defaults(func=cmd_lint)
 
     convert = sub.add_parser(
         "convert",
         help="migrate manifests between nvidia.com/v1alpha1 and v1beta1",
         description="Convert every convertible Dynamo document to --to (other documents pass through untouched, "
-        "order kept) and print them. A report of what moved into payload annotations goes to stderr.",
+        "order kept) and print them. A report of what moved into payload annotations goes to stderr, and one "
+        "line 'FILE: KIND/NAME (document N): drops PATH: WHY' for each field of the input the output would not "
+        "carry (unknown to its version's schema, or lost by the conversion): see --validate. "
+        "The rule settings apply to the webhooks --check runs. "
+        "Exit 0 converted, 1 a field dropped (strict), a conversion failed or --check failed, 2 a file unreadable.",
     )
     add_inputs(convert)
     convert.add_argument("--to", default=HUB_API_VERSION, choices=[HUB_API_VERSION, ALPHA_API_VERSION],
@@ -254,7 +277,14 @@ def build_parser() -> argparse.ArgumentParser:
                          help="instead of converting, prove every document round-trips and, converted to --to, is "
                          "accepted by the API server's create (as lint checks it); exit 1 naming the fields that "
                          "would not round-trip or the API server's refusal")
-    convert.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
+    convert.add_argument("--validate", choices=["strict", "warn", "ignore"], default="strict",
+                         help="fields of the input the converted output would not carry: strict: name each on "
+                         "stderr, write nothing and exit 1; warn: name each and write the output; ignore: write "
+                         "the output silently (as lint's --validate for unknown fields; --check names them as a "
+                         "field that does not round-trip or the API server's refusal)")
+    convert.add_argument("-q", "--quiet", action="store_true",
+                         help="no report on stderr but dropped fields, failures and refusals")
+    add_admission_arguments(convert)
     convert.set_defaults(func=cmd_convert)
 
     tool_args.register_certs(sub)

@@ -47,11 +47,13 @@ class OfflineService:
             raise ValueError(exc.message) from None
 
 
-def review_behind_apiserver(doc: JSONObject, path: str, validation: FieldValidation, source: str) -> tuple[JSONObject, bool]:
+def review_behind_apiserver(doc: JSONObject, path: str, validation: FieldValidation, source: str,
+                            settings: Settings) -> tuple[JSONObject, bool]:
     """(the response review, allowed) of the AdmissionReview ``doc`` sent to the webhook at ``path``
     after what the API server does first (:func:`apiserver.request.prepare`): its refusal, uid
     echoed, when it refuses before the webhook; else the webhook's answer to the decoded objects,
-    with the API server's warnings before the webhook's. ``path``: an admission webhook's. Raises
+    with the API server's warnings before the webhook's, the rules applied with ``settings``.
+    ``path``: an admission webhook's. Raises
     :class:`app.review.errors.BadRequest` (not a review) and :class:`apiserver.request.NotModelled`."""
     import orjson
 
@@ -60,7 +62,7 @@ def review_behind_apiserver(doc: JSONObject, path: str, validation: FieldValidat
     from app.review.reviews import read_admission_review
 
     env = read_admission_review(doc)
-    service = OfflineService(Settings())
+    service = OfflineService(settings)
     route = service.routes[path]
     review_type: Literal["validate", "mutate"] = "mutate" if route.type == "mutate" else "validate"
     prepared = prepare(doc, review_type == "validate", validation, source)

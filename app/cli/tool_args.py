@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from app.server.settings import ADMISSION_FIELDS, add_settings_arguments, settings_default
+from app.server.settings import add_admission_arguments, settings_default
 
 # --------------------------------------------------------------------------- commands
 
@@ -152,7 +152,7 @@ def register_audit(subparsers: Any) -> None:
     audit.add_argument("--page-size", type=int, default=500, help="objects per LIST page")
     audit.add_argument("--upgrade-to", choices=["1.5"], default=None,
                        help="instead: a read-only preflight of what breaks when the operator moves to this release")
-    add_settings_arguments(audit.add_argument_group("admission settings (as for serve)"), only=ADMISSION_FIELDS)
+    add_admission_arguments(audit)
     audit.set_defaults(func=cmd_audit)
 
 

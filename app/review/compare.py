@@ -307,27 +307,34 @@ def _fmt(p: Path) -> str:
     return out or "<root>"
 
 
-def diff_paths(a: Any, b: Any) -> list[str]:
-    """Paths (``spec.components[0].name``) where two normalised values differ."""
+def diff_paths(a: Any, b: Any, *, added: bool = True) -> list[str]:
+    """Paths (``spec.components[0].name``) where two normalised values differ; without ``added``,
+    only those ``a`` holds (what ``b`` lost or changed), not the members only ``b`` has."""
     out: list[str] = []
-    _diff(a, b, (), out)
+    _diff(a, b, (), out, added)
     return out
 
 
-def _diff(a: Any, b: Any, p: Path, out: list[str]) -> None:
+def _diff(a: Any, b: Any, p: Path, out: list[str], added: bool) -> None:
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
-            if k not in a or k not in b:
+            if k not in a:
+                if added:
+                    out.append(_fmt((*p, k)))
+            elif k not in b:
                 out.append(_fmt((*p, k)))
             else:
-                _diff(a[k], b[k], (*p, k), out)
+                _diff(a[k], b[k], (*p, k), out, added)
         return
     if isinstance(a, list) and isinstance(b, list):
         for i in range(max(len(a), len(b))):
-            if i >= len(a) or i >= len(b):
+            if i >= len(a):
+                if added:
+                    out.append(_fmt((*p, i)))
+            elif i >= len(b):
                 out.append(_fmt((*p, i)))
             else:
-                _diff(a[i], b[i], (*p, i), out)
+                _diff(a[i], b[i], (*p, i), out, added)
         return
     if type(a) is not type(b) and not (
         isinstance(a, (int, float))

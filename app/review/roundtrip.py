@@ -29,10 +29,12 @@ def other_version(api_version: str) -> str:
 
 
 def roundtrip_problems(
-    body: dict[str, Any], convert: Callable[[dict[str, Any], str], dict[str, Any]] = convert_one
+    body: dict[str, Any], convert: Callable[[dict[str, Any], str], dict[str, Any]] = convert_one,
+    *, added: bool = True,
 ) -> list[str]:
     """Field paths that do not survive a trip through the other version and back (``convert`` is
-    :func:`convert_one` or a caching equivalent)."""
+    :func:`convert_one` or a caching equivalent); without ``added``, only fields of ``body`` lost or
+    changed, not those the trip adds."""
     own = str(body["apiVersion"])
     back = convert(convert(body, other_version(own)), own)
     if "status" not in body:
@@ -42,5 +44,6 @@ def roundtrip_problems(
     if back == body:
         return []
     # EPP plugins come back with their Go zero values: not a loss (compare.normalize)
-    problems: list[str] = diff_paths(normalize(body, epp_zero=True), normalize(back, epp_zero=True))
+    problems: list[str] = diff_paths(normalize(body, epp_zero=True), normalize(back, epp_zero=True),
+                                     added=added)
     return problems

@@ -1,7 +1,10 @@
 """Service settings: environment variables (prefix ``DYNAMO_WEBHOOK_``) and matching CLI flags.
 
 Every field of :class:`Settings` is readable from ``DYNAMO_WEBHOOK_<FIELD>`` and settable with
-``--<field-with-dashes>`` on ``dynamo-webhook serve``; a flag wins over the environment.
+``--<field-with-dashes>`` on ``dynamo-webhook serve``; a flag wins over the environment. The
+settings the rules read (:data:`ADMISSION_FIELDS`) are also flags of every other command that
+applies the rules (``lint``, ``review``, ``convert``, ``audit``: :func:`add_admission_arguments`),
+read the same way (:func:`settings_from_args`), so each command answers as ``serve`` would.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.server.incluster import in_cluster
@@ -143,8 +146,8 @@ class Settings(BaseSettings):
         )
 
 
-#: The settings the admission rules read (:meth:`Settings.admission_settings`): the ones a cluster
-#: tool such as ``audit`` shares with ``serve``.
+#: The settings the admission rules read (:meth:`Settings.admission_settings`): the ones every
+#: command that applies the rules (``lint``, ``review``, ``convert``, ``audit``) shares with ``serve``.
 ADMISSION_FIELDS = (
     "feature_grove",
     "feature_checkpoint",
@@ -203,10 +206,26 @@ def add_settings_arguments(parser: Any, only: tuple[str, ...] | None = None) -> 
         parser.add_argument(_flag(name), **kwargs)
 
 
+def add_admission_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of :data:`ADMISSION_FIELDS`, in a group of their own, for a command that applies the
+    rules as ``serve`` does."""
+    group = parser.add_argument_group(
+        "rule settings (as for serve: the flag, else its DYNAMO_WEBHOOK_* variable, else the default)")
+    add_settings_arguments(group, only=ADMISSION_FIELDS)
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
+    """The settings of a command: each flag given, else its variable, else its default. A value that
+    is not valid is a :class:`ValueError` naming its flag and variable, on one line."""
     overrides = {
         name: getattr(args, name)
         for name in Settings.model_fields
         if getattr(args, name, None) is not None
     }
-    return Settings(**overrides)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = str(error["loc"][0]) if error["loc"] else ""
+        where = f"{_flag(name)} / DYNAMO_WEBHOOK_{name.upper()}: " if name in Settings.model_fields else ""
+        raise ValueError(f"{where}{error['msg']} (got {error.get('input')!r})") from None

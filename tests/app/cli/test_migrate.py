@@ -162,3 +162,101 @@ def test_converted_yaml_means_what_its_input_meant(tmp_path: Path, capsys: pytes
     assert "value: \"y\"" in text and "value: \"1e3\"" in text
     out = yaml.load(text, Loader=Loader)
     assert json.dumps(out).count('"value": "y"') == 1 and json.dumps(out).count('"value": "1e3"') == 1
+
+
+# --------------------------------------------------------------------------- fields a conversion would drop
+
+
+def _example(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((ROOT / "examples" / "manifests" / name).read_text())
+    return loaded
+
+
+def _misspelled() -> dict[str, Any]:
+    body = _example("dgd-agg-v1alpha1.yaml")
+    body["spec"]["services"]["Worker"]["componentTyp"] = body["spec"]["services"]["Worker"].pop("componentType")
+    return body
+
+
+def _convert(tmp_path: Path, docs: list[dict[str, Any]], *argv: str) -> tuple[int, str]:
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    return main(["convert", "-q", *argv, str(path)]), str(path)
+
+
+def test_a_misspelled_field_is_named_and_nothing_is_written(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    code, path = _convert(tmp_path, [_example("dgd-agg-v1beta1.yaml"), _misspelled()])
+    captured = capsys.readouterr()
+    assert (code, captured.out) == (1, ""), "a pipeline `> out.yaml` gets no lossy file"
+    assert captured.err.splitlines() == [
+        f"{path}: DynamoGraphDeployment/llama-agg (document 2): drops spec.services.Worker.componentTyp: "
+        "unknown to the nvidia.com/v1alpha1 DynamoGraphDeployment schema",
+        "nothing written: 1 document(s) would lose the fields named (--validate warn writes them anyway)",
+    ]
+
+
+def test_validate_warn_writes_the_output_and_ignore_says_nothing(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    code, path = _convert(tmp_path, [_misspelled()], "--validate", "warn")
+    captured = capsys.readouterr()
+    assert code == 0
+    assert captured.err == (f"{path}: DynamoGraphDeployment/llama-agg (document 1): drops "
+                            "spec.services.Worker.componentTyp: unknown to the nvidia.com/v1alpha1 "
+                            "DynamoGraphDeployment schema\n")
+    (converted,) = yaml.safe_load_all(captured.out)
+    assert converted["apiVersion"] == "nvidia.com/v1beta1"
+    assert "componentTyp" not in json.dumps(converted)
+    assert _convert(tmp_path, [_misspelled()], "--validate", "ignore")[0] == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and list(yaml.safe_load_all(captured.out)) == [converted]
+
+
+def test_nested_unknown_fields_in_either_direction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    alpha = _example("dgd-agg-v1alpha1.yaml")
+    alpha["spec"]["services"]["Worker"]["extraPodSpec"]["mainContainer"]["workingDirr"] = "/w"
+    alpha["spec"]["services"]["Worker"]["extraPodSpec"]["nodeSelectr"] = {"a": "b"}
+    beta = _example("dgd-agg-v1beta1.yaml")
+    beta["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    beta["spec"]["components"][1]["replicaz"] = 3
+    for body, to in ((alpha, "nvidia.com/v1beta1"), (beta, "nvidia.com/v1alpha1")):
+        assert _convert(tmp_path, [body], "--to", to)[0] == 1
+    dropped = [line.split(": ")[2] for line in capsys.readouterr().err.splitlines() if ": drops " in line]
+    assert dropped == [
+        "drops spec.services.Worker.extraPodSpec.mainContainer.workingDirr",
+        "drops spec.services.Worker.extraPodSpec.nodeSelectr",
+        "drops spec.components[1].podTemplate.spec.containers[0].imagePullPolicyy",
+        "drops spec.components[1].replicaz",
+    ]
+
+
+def test_a_field_the_schema_keeps_but_the_conversion_cannot_carry(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """An EPP config keeps unknown fields in either schema; the conversion carries only the ones it knows."""
+    body = _example("dgd-agg-v1alpha1.yaml")
+    body["spec"]["services"]["Worker"]["eppConfig"] = {"config": {"pluginz": []}}
+    code, path = _convert(tmp_path, [body])
+    assert code == 1
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{path}: DynamoGraphDeployment/llama-agg (document 1): drops spec.services.Worker.eppConfig.config.pluginz: "
+        "the conversion to nvidia.com/v1beta1 and back does not carry it")
+
+
+def test_check_names_an_unknown_field_as_the_api_server_refuses_it(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """--check reports a dropped field itself: carried, it is an unknown field to the API server."""
+    body = _example("dgd-agg-v1beta1.yaml")
+    body["metadata"]["labelz"] = {"a": "b"}
+    code, path = _convert(tmp_path, [body], "--check", "--to", "nvidia.com/v1alpha1", "--validate", "ignore")
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{path}: DynamoGraphDeployment/llama-agg (document 1): the API server refuses it")
+    assert err.endswith('strict decoding error: unknown field "metadata.labelz"\n') and " drops " not in err
+
+
+@pytest.mark.parametrize("to", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
+@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: p.name)
+def test_a_clean_manifest_drops_nothing(path: Path, to: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", "--to", to, str(path)]) == 0
+    captured = capsys.readouterr()
+    assert " drops " not in captured.err and captured.out

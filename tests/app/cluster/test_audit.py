@@ -405,3 +405,19 @@ def test_audit_takes_exactly_the_settings_the_admission_rules_read() -> None:
     for name in ADMISSION_FIELDS:
         assert "--" + name.replace("_", "-") in audit_help
     assert "--port" not in audit_help and "--cert-mode" not in audit_help
+
+
+def test_the_checkpoint_gate_from_flag_or_variable_flag_first(
+    connected: FakeApi, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rule settings are read as every command that applies the rules reads them
+    (tests/app/cli/test_rule_settings.py): the flag, else the variable, else the default."""
+    obj = good_dgd("snap", "apps")
+    obj["spec"]["components"][1]["experimental"] = {"checkpoint": {"enabled": True}}
+    connected.add("dynamographdeployments", obj)
+    assert main(["audit", "-A"]) == 1
+    assert "checkpoint functionality is disabled" in capsys.readouterr().out
+    assert main(["audit", "-A", "--feature-checkpoint"]) == 0
+    monkeypatch.setenv("DYNAMO_WEBHOOK_FEATURE_CHECKPOINT", "true")
+    assert main(["audit", "-A"]) == 0
+    assert main(["audit", "-A", "--no-feature-checkpoint"]) == 1
