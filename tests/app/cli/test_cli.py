@@ -63,6 +63,18 @@ def test_review_unreadable_input_exits_2(tmp_path: Path, content: str, capsys: p
     assert "dynamo-webhook review:" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("path", ["/foo", "/convert"])
+def test_review_unknown_path_names_the_valid_ones(path: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from app.review.webhooks import WEBHOOK_ROUTES
+
+    assert main(["review", "--path", path, str(ROOT / "examples/admission/dgdsa-v1beta1-create.json")]) == 2
+    err = capsys.readouterr().err
+    valid = [r.path for r in WEBHOOK_ROUTES if r.type != "convert"]
+    assert "/mutate" in valid and "/validate" in valid
+    assert err == (f"dynamo-webhook review: --path {path!r} is not an admission webhook path; "
+                   f"valid: {', '.join(valid)}\n")
+
+
 def test_review_missing_file_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["review", "/nonexistent/review.json"]) == 2
 
