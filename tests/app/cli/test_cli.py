@@ -270,7 +270,7 @@ def test_audit_without_a_kubeconfig_says_where_it_looked(tmp_path: Path) -> None
                           env={**env, "HOME": str(tmp_path)})
     assert proc.returncode == 2
     assert proc.stderr.startswith(
-        "dynamo-webhook audit: cannot read the cluster: no kubeconfig found (looked in $KUBECONFIG: not set; "
+        "dynamo-webhook audit: no Kubernetes API configuration: no kubeconfig found (looked in $KUBECONFIG: not set; "
         f"{tmp_path}/.kube/config: no such file; in-cluster: "
     ), proc.stderr
     assert proc.stderr.rstrip().endswith("pass --kubeconfig")
