@@ -113,6 +113,8 @@ class ReconcileResult:
     changes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    #: The API server could not be used at all (no answer, or authentication refused), not just one object.
+    unreachable: bool = False
 
     @property
     def ok(self) -> bool:

@@ -19,9 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import urllib3
+import yaml
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
+
+from certs.kubeerrors import ApiError as ApiError
+from certs.kubeerrors import server_name, transport_failure, warn_insecure
 
 log = logging.getLogger(__name__)
 
@@ -33,37 +37,6 @@ _load_incluster_config: Callable[..., None] = k8s_config.load_incluster_config
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 MERGE_PATCH = "application/merge-patch+json"
-
-
-class ApiError(Exception):
-    """A non-2xx answer from the API server (``status`` 0 = no answer at all)."""
-
-    def __init__(self, status: int, reason: str, message: str = "", body: JsonObj | None = None) -> None:
-        self.status = status
-        self.reason = reason
-        self.message = message
-        self.body = body or {}
-        super().__init__(f"{status} {reason}: {message}" if message else f"{status} {reason}")
-
-    @property
-    def not_found(self) -> bool:
-        return self.status == 404
-
-    @property
-    def conflict(self) -> bool:
-        return self.status == 409 and self.reason == "Conflict"
-
-    @property
-    def already_exists(self) -> bool:
-        return self.status == 409 and self.reason == "AlreadyExists"
-
-    @property
-    def gone(self) -> bool:
-        return self.status == 410
-
-    @property
-    def transient(self) -> bool:
-        return self.status == 0 or self.status == 429 or self.status >= 500
 
 
 @dataclass
@@ -88,8 +61,8 @@ def load_api_client(kubeconfig: str | None = None, context: str | None = None) -
     configuration = k8s_client.Configuration()
     explicit = kubeconfig or os.environ.get("KUBECONFIG")
     if explicit:
-        _load_kube_config(config_file=explicit, context=context, client_configuration=configuration)
-        return k8s_client.ApiClient(configuration)
+        _load_file(explicit, context, configuration)
+        return _client(configuration)
     try:
         _load_incluster_config(client_configuration=configuration)
     except ConfigException as exc:
@@ -99,7 +72,28 @@ def load_api_client(kubeconfig: str | None = None, context: str | None = None) -
                 f"no kubeconfig found (looked in $KUBECONFIG: not set; {default}: no such file; "
                 f"in-cluster: {str(exc).rstrip('.')}); pass --kubeconfig"
             ) from exc
-        _load_kube_config(config_file=str(default), context=context, client_configuration=configuration)
+        _load_file(str(default), context, configuration)
+    return _client(configuration)
+
+
+def _load_file(path: str, context: str | None, configuration: k8s_client.Configuration) -> None:
+    """Load a kubeconfig; whatever is wrong with the file is a ``ConfigException`` naming it."""
+    if os.pathsep not in path and not Path(path).exists():
+        raise ConfigException(f"kubeconfig {path}: no such file")
+    try:
+        _load_kube_config(config_file=path, context=context, client_configuration=configuration)
+    except yaml.MarkedYAMLError as exc:
+        where = f" (line {exc.problem_mark.line + 1}, column {exc.problem_mark.column + 1})" if exc.problem_mark else ""
+        raise ConfigException(f"kubeconfig {path}: not valid YAML: {exc.problem}{where}") from exc
+    except (yaml.YAMLError, OSError) as exc:
+        raise ConfigException(f"kubeconfig {path}: {exc}") from exc
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:
+        raise ConfigException(f"kubeconfig {path}: not a kubeconfig ({type(exc).__name__}: {exc})") from exc
+
+
+def _client(configuration: k8s_client.Configuration) -> k8s_client.ApiClient:
+    if not configuration.verify_ssl:
+        warn_insecure(server_name(str(configuration.host)))
     return k8s_client.ApiClient(configuration)
 
 
@@ -156,6 +150,16 @@ class Kube:
         self.api_client = api_client
         self.backoff = backoff or Backoff()
         self.request_timeout = request_timeout
+        host = getattr(getattr(api_client, "configuration", None), "host", "")
+        #: ``host:port`` of the API server, named in every :class:`ApiError`.
+        self.server = server_name(host) if isinstance(host, str) and host else ""
+
+    def _unreachable(self, exc: BaseException) -> ApiError:
+        return ApiError(0, type(exc).__name__, transport_failure(exc, self.server or "(unknown)"), server=self.server)
+
+    def _answered(self, status: int, reason: str, parsed: JsonObj) -> ApiError:
+        return ApiError(status, str(parsed.get("reason") or reason or "Error"), str(parsed.get("message", "")),
+                        parsed, server=self.server)
 
     def _send(
         self,
@@ -180,9 +184,10 @@ class Kube:
             )
             return self.api_client.call_api(method, url, headers, body, post, _request_timeout=timeout)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise ApiError(0, type(exc).__name__, str(exc)) from exc
+            raise self._unreachable(exc) from exc
         except k8s_client.ApiException as exc:
-            raise ApiError(exc.status or 0, str(exc.reason or "Error"), str(exc.body or "")) from exc
+            parsed = _parse(exc.body.encode() if isinstance(exc.body, str) else exc.body or b"")
+            raise self._answered(exc.status or 0, str(exc.reason or ""), parsed or {"message": str(exc.body or "")}) from exc
 
     def request(
         self,
@@ -201,17 +206,12 @@ class Kube:
                 try:
                     data = resp.read()
                 except (urllib3.exceptions.HTTPError, OSError) as exc:
-                    raise ApiError(0, type(exc).__name__, str(exc)) from exc
+                    raise self._unreachable(exc) from exc
                 status = int(resp.status)
                 parsed = _parse(data)
                 if 200 <= status < 300:
                     return parsed
-                raise ApiError(
-                    status,
-                    str(parsed.get("reason") or resp.reason or "Error"),
-                    str(parsed.get("message", "")),
-                    parsed,
-                )
+                raise self._answered(status, str(resp.reason or ""), parsed)
             except ApiError as err:
                 if not err.transient or attempt + 1 >= self.backoff.attempts:
                     raise
@@ -274,10 +274,7 @@ class Kube:
         resp = self._send("GET", path, query, None, None, (self.request_timeout, timeout_seconds + 10.0))
         status = int(resp.status)
         if not 200 <= status < 300:
-            parsed = _parse(resp.read())
-            raise ApiError(
-                status, str(parsed.get("reason") or resp.reason), str(parsed.get("message", "")), parsed
-            )
+            raise self._answered(status, str(resp.reason or ""), _parse(resp.read()))
         raw = resp.response
         if on_open is not None:
             on_open(raw)
@@ -287,12 +284,11 @@ class Kube:
                 kind = str(event.get("type", ""))
                 obj = event.get("object") or {}
                 if kind == "ERROR":
-                    raise ApiError(
-                        int(obj.get("code", 500)), str(obj.get("reason", "")), str(obj.get("message", ""))
-                    )
+                    raise ApiError(int(obj.get("code", 500)), str(obj.get("reason", "")), str(obj.get("message", "")),
+                                   server=self.server)
                 yield kind, obj
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
-            raise ApiError(0, type(exc).__name__, str(exc)) from exc
+            raise self._unreachable(exc) from exc
         finally:
             raw.release_conn()
 

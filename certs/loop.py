@@ -134,6 +134,7 @@ class Reconciler:
                     self._reconcile_cluster(result)
             except ApiError as err:
                 result.errors.append(f"Kubernetes API: {err}")
+                result.unreachable = err.status in (0, 401, 403)
             except (pki.CertError, OSError) as err:
                 result.errors.append(str(err))
             if result.errors:

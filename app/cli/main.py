@@ -79,7 +79,8 @@ def cmd_review(args: argparse.Namespace) -> int:
         else:
             route = routes.get(args.path)
             if route is None or route.type == "convert":
-                raise InputError(f"--path {args.path!r} is not an admission webhook path")
+                valid = ", ".join(r.path for r in WEBHOOK_ROUTES if r.type != "convert")
+                raise InputError(f"--path {args.path!r} is not an admission webhook path; valid: {valid}")
             if args.apiserver:
                 return _review_behind_apiserver(doc, args, settings)
             outcome = review_admission(doc, route.type, ctx, route.expected_gvk)

@@ -15,6 +15,15 @@ from typing import Any
 
 from app.server.settings import add_admission_arguments, settings_default
 
+#: The exit statuses of every cluster tool (app.cluster.inventory's EXIT_* constants), ending each one's --help.
+EXIT_STATUSES = (
+    "Exit status, the same for every cluster tool: 0 done, nothing to report; 1 findings: objects that would be "
+    "refused (audit), objects not rewritten (storage-migrate), certificates or caBundles out of date or not in "
+    "place (certs), a refusal (crds release); 2 a usage error, or the cluster could not be used: no usable "
+    "kubeconfig, the API server unreachable or not speaking TLS, its certificate not verified, authentication "
+    "or authorization refused, an API error; 130 interrupted (storage-migrate keeps its progress)."
+)
+
 # --------------------------------------------------------------------------- commands
 
 
@@ -89,7 +98,9 @@ def register_certs(subparsers: Any) -> None:
         "ensure",
         help="make certificates and caBundles right (once, or continuously)",
         description="With --once: one reconcile pass; exit 0 when everything is in place, 1 with the reasons "
-        "otherwise. Without --once: keep reconciling (interval plus watch events) until SIGTERM/SIGINT.",
+        "otherwise, 2 when the API server cannot be used. Without --once: keep reconciling (interval plus watch "
+        "events) until SIGTERM/SIGINT.",
+        epilog=EXIT_STATUSES,
     )
     _certs_connection_args(ensure)
     ensure.add_argument("--once", action="store_true", help="one pass, then exit (init containers, jobs)")
@@ -113,7 +124,9 @@ def register_certs(subparsers: Any) -> None:
     status = sub.add_parser(
         "status",
         help="show expiry dates, SANs, and which objects carry which CA",
-        description="Read-only. Exit 0 when everything is up to date, 1 when something is out of date.",
+        description="Read-only. Exit 0 when everything is up to date, 1 when something is out of date, 2 when "
+        "the cluster cannot be read.",
+        epilog=EXIT_STATUSES,
     )
     _certs_connection_args(status)
     status.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format")
@@ -140,6 +153,7 @@ def register_audit(subparsers: Any) -> None:
         "Exit 0 when nothing would be refused, 1 when anything would be, 2 when the cluster cannot be read. "
         "The admission settings are serve's (flags or DYNAMO_WEBHOOK_* variables): pass the ones you plan to "
         "upgrade with.",
+        epilog=EXIT_STATUSES,
     )
     add_connection_arguments(audit)
     scope = audit.add_mutually_exclusive_group()
@@ -165,6 +179,7 @@ def register_storage_migrate(subparsers: Any) -> None:
         "resumable; then, only if every object was rewritten, set status.storedVersions to the storage version "
         "alone. Exit 0 when every CRD ends with a single stored version, 1 when some objects could not be "
         "rewritten, 2 on usage or API errors.",
+        epilog=EXIT_STATUSES,
     )
     add_connection_arguments(cmd)
     cmd.add_argument("--dry-run", action="store_true", help="only report what would be done; write nothing")
@@ -199,6 +214,7 @@ def register_crds(subparsers: Any) -> None:
         "(and nothing is handed over), no CRD is changed. CRDs naming another converter, or missing, are left "
         "alone. Needs get and patch on the four CRDs. Exit 0 when done (or nothing to do), 1 when refused, "
         "2 on usage or API errors (a dry run exits as the run would).",
+        epilog=EXIT_STATUSES,
     )
     add_connection_arguments(release)
     release.add_argument(

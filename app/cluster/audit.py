@@ -41,6 +41,7 @@ from app.cluster.inventory import (
     JsonObj,
     Listing,
     Progress,
+    cluster_failure,
     collection_path,
     connect,
     fail,
@@ -570,7 +571,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         namespace = None if args.all_namespaces else (args.namespace or conn.default_namespace)
         report = run(conn.kube, kinds, namespace, settings, page_size=args.page_size, progress=Progress())
     except (ConfigException, ApiError) as exc:
-        return fail("audit", f"cannot read the cluster: {exc}")
+        return cluster_failure("audit", exc, "cannot read the cluster: ")
     if args.output == "json":
         render_json(report, sys.stdout)
     else:

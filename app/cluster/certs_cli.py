@@ -1,5 +1,6 @@
 """``dynamo-webhook certs``: ``ensure`` (one pass or the loop; usable as an init container) and ``status``
-(their flags: :mod:`app.cli.tool_args`)."""
+(their flags: :mod:`app.cli.tool_args`). Exit statuses are those of every cluster tool
+(:mod:`app.cluster.inventory`)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,12 @@ from typing import Any
 
 from kubernetes.config.config_exception import ConfigException
 
+from app.cluster.inventory import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, cluster_failure, fail
 from app.server.settings import settings_default
 from certs.config import CertConfig, ReconcileResult
 from certs.kube import ApiError, Kube, in_cluster_namespace, load_api_client
 from certs.loop import Reconciler
 from certs.status import collect_status, render
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def _config(args: argparse.Namespace, **extra: Any) -> CertConfig:
@@ -35,12 +35,14 @@ def _config(args: argparse.Namespace, **extra: Any) -> CertConfig:
     )
 
 
-def _api(args: argparse.Namespace) -> Any:
+def _api(args: argparse.Namespace, command: str) -> Any:
     try:
         return load_api_client(args.kubeconfig)
-    except (ConfigException, OSError) as exc:
-        print(f"certs: no Kubernetes API configuration: {exc}", file=sys.stderr)
-        return None
+    except ConfigException as exc:
+        cluster_failure(command, exc)
+    except OSError as exc:
+        fail(command, f"no Kubernetes API configuration: {exc}")
+    return None
 
 
 def cmd_ensure(args: argparse.Namespace) -> int:
@@ -48,13 +50,17 @@ def cmd_ensure(args: argparse.Namespace) -> int:
     if args.cert_dir is not None:
         extra.update(cert_dir=args.cert_dir, write_files=True)
     config = _config(args, **extra)
-    api = _api(args)
+    api = _api(args, "certs ensure")
     if api is None:
         return EXIT_USAGE
     try:
         reconciler = Reconciler(config, api)
         if args.once:
+            # The pass's outcome is printed below: the loop's own log lines would say it twice.
+            logging.getLogger("certs.loop").addHandler(logging.NullHandler())
             result = _once(reconciler, args.wait)
+            if result.unreachable:
+                return fail("certs ensure", "; ".join(result.errors))
             for line in result.changes:
                 print(f"changed: {line}")
             for line in result.skipped:
@@ -62,10 +68,10 @@ def cmd_ensure(args: argparse.Namespace) -> int:
             for line in result.errors:
                 print(f"error: {line}", file=sys.stderr)
             if not result.ok:
-                return EXIT_FAILED
+                return EXIT_FINDINGS
             if not reconciler.ready():
                 print("error: no valid serving key pair in place", file=sys.stderr)
-                return EXIT_FAILED
+                return EXIT_FINDINGS
             print("certificates and caBundles are in place")
             return EXIT_OK
         return _run_loop(reconciler)
@@ -110,18 +116,17 @@ def _run_loop(reconciler: Reconciler) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     config = _config(args)
-    api = _api(args)
+    api = _api(args, "certs status")
     if api is None:
         return EXIT_USAGE
     try:
         report = collect_status(Kube(api), config)
     except ApiError as err:
-        print(f"certs: Kubernetes API: {err}", file=sys.stderr)
-        return EXIT_FAILED
+        return cluster_failure("certs status", err, "cannot read the cluster: ")
     finally:
         api.close()
     if args.output == "json":
         print(json.dumps(report.to_dict(), indent=2))
     else:
         print(render(report))
-    return EXIT_FAILED if report.out_of_date else EXIT_OK
+    return EXIT_FINDINGS if report.out_of_date else EXIT_OK

@@ -21,13 +21,18 @@ from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
 from certs.kube import ApiError, Backoff, Kube, crd_path, in_cluster_namespace, load_api_client
+from certs.kubeerrors import describe
 from domain.constants import GROUP
 from kinds import custom_kinds
 from kinds.registry import Kind
 
 JsonObj = dict[str, Any]
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+#: The exit statuses of every cluster tool (``audit``, ``storage-migrate``, ``certs``, ``crds release``;
+#: the table in docs/operations.md and each tool's ``--help``): done; findings (objects that would be refused,
+#: not rewritten, out of date, a refusal); a usage error or a cluster that could not be used (no usable
+#: kubeconfig, no answer, TLS, authentication, an API error); interrupted.
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 #: The kinds of this project's API group (the registry's order): what audit and storage-migrate list.
@@ -267,6 +272,12 @@ class Progress:
 def fail(command: str, message: str, err: TextIO | None = None) -> int:
     (err or sys.stderr).write(f"dynamo-webhook {command}: {message}\n")
     return EXIT_USAGE
+
+
+def cluster_failure(command: str, exc: ConfigException | ApiError, doing: str = "",
+                    err: TextIO | None = None) -> int:
+    """Say in one line why the cluster could not be used (:func:`certs.kubeerrors.describe`): exit 2."""
+    return fail(command, describe(exc) if isinstance(exc, ConfigException) else f"{doing}{describe(exc)}", err)
 
 
 def join(values: Sequence[str]) -> str:

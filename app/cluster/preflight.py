@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from app.cluster.inventory import CrdInfo, read_crd
+from app.cluster.inventory import EXIT_FINDINGS, EXIT_OK, CrdInfo, read_crd
 from kinds.registry import Kind
 
 NOTES_1_5 = "https://docs.nvidia.com/dynamo/v1.5.0/reference/releases/deprecations.md"
@@ -66,4 +66,4 @@ def render(findings: Sequence[Finding], output: str, out: TextIO = sys.stdout) -
 
 
 def exit_code(findings: Sequence[Finding]) -> int:
-    return 1 if findings else 0
+    return EXIT_FINDINGS if findings else EXIT_OK

@@ -43,9 +43,20 @@ from typing import Any, Literal, TextIO
 import orjson
 from kubernetes.config.config_exception import ConfigException
 
-from app.cluster.inventory import EXIT_FINDINGS, EXIT_OK, CrdInfo, JsonObj, connect, fail, join, select_kinds
+from app.cluster.inventory import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    CrdInfo,
+    JsonObj,
+    cluster_failure,
+    connect,
+    fail,
+    join,
+    select_kinds,
+)
 from app.server.settings import settings_default
 from certs.kube import ApiError, Kube, crd_path, in_cluster_namespace, secret_path
+from certs.kubeerrors import describe
 
 COMMAND = "crds release"
 MAX_CONFLICTS = 5
@@ -290,7 +301,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     try:
         kube = connect(args).kube
     except ConfigException as exc:
-        return fail(COMMAND, f"no Kubernetes API configuration: {exc}")
+        return cluster_failure(COMMAND, exc)
     release = Release(kube, ours, crd_names, hand_over, dry_run=args.dry_run)
     try:
         release.plan()
@@ -316,11 +327,8 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 def api_failure(err: ApiError, changed: Sequence[str]) -> str:
     """One line: what failed, the RBAC it takes when access was refused, and what was changed before."""
-    message = " ".join((err.message or str(err)).split())
+    text = describe(err)
     if err.status in (401, 403):
-        text = (f"not allowed ({err.status} {err.reason}): {message}; it needs get and patch on the convertible "
-                "CRDs (customresourcedefinitions.apiextensions.k8s.io, by name), and get on the CA Secret with "
-                "--hand-over-to")
-    else:
-        text = f"the API server could not be reached or refused a request: {err.status} {err.reason}: {message}"
+        text += ("; it needs get and patch on the convertible CRDs (customresourcedefinitions.apiextensions.k8s.io, "
+                 "by name), and get on the CA Secret with --hand-over-to")
     return text + (f" (already changed: {', '.join(changed)})" if changed else " (no CRD changed)")

@@ -42,11 +42,13 @@ from kubernetes.config.config_exception import ConfigException
 
 from app.cluster.inventory import (
     EXIT_FINDINGS,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     CrdInfo,
     JsonObj,
     Listing,
     Progress,
+    cluster_failure,
     collection_path,
     connect,
     fail,
@@ -61,7 +63,6 @@ from kinds.registry import Kind
 
 FIELD_MANAGER = "dynamo-webhook-storage-migrate"
 MAX_CONFLICTS = 10
-EXIT_INTERRUPTED = 130
 
 
 def default_state_file() -> Path:
@@ -380,7 +381,7 @@ def cmd_storage_migrate(args: argparse.Namespace) -> int:
         return fail("storage-migrate", str(exc))
     except (ConfigException, ApiError) as exc:
         render(results, sys.stdout, dry_run=args.dry_run)
-        return fail("storage-migrate", f"stopped: {exc}")
+        return cluster_failure("storage-migrate", exc, "stopped: ")
     except KeyboardInterrupt:
         sys.stderr.write("dynamo-webhook storage-migrate: interrupted; progress is saved, run again to continue\n")
         return EXIT_INTERRUPTED

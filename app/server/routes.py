@@ -17,6 +17,7 @@ import anyio.to_thread
 import orjson
 from fastapi import FastAPI
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
+from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -89,6 +90,24 @@ class AppState:
 
 def _json(status: int, payload: dict[str, Any]) -> Response:
     return Response(orjson.dumps(payload), status_code=status, media_type="application/json")
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's routing refusals (no such path, a method the path does not take) in the shape of
+    every other error answer, ``{"error", "code"}``, with the ``Allow`` header of a 405."""
+    assert isinstance(exc, HTTPException)
+    path, method = request.url.path, request.method
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        allowed = ", ".join(sorted(m.strip() for m in headers.get("Allow", "").split(",") if m.strip()))
+        headers["Allow"] = allowed
+        message = f"method {method} is not allowed on {path}; allowed: {allowed}"
+    elif exc.status_code == 404:
+        message = f"no such path: {path}"
+    else:
+        message = str(exc.detail)
+    return Response(orjson.dumps({"error": message, "code": exc.status_code}), status_code=exc.status_code,
+                    headers=headers, media_type="application/json")
 
 
 def _is_json(content_type: str | None) -> bool:
@@ -389,7 +408,8 @@ def create_app(state: AppState) -> FastAPI:
                     task.cancel()
 
     app = WebhookApp(
-        title="dynamo-webhook", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+        title="dynamo-webhook", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error},
     )
     app.state.webhook = state
 

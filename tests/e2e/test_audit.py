@@ -4,13 +4,16 @@ against what the API server itself answers to the same requests (server-side dry
 
 from __future__ import annotations
 
+import copy
 import json
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.e2e.cluster import Cluster
 from tests.e2e.legacy import (
@@ -147,6 +150,38 @@ def test_audit_writes_nothing_and_its_role_cannot(env: Env) -> None:
             answer = kubectl("auth", "can-i", verb, resource, "-A", who, check=False).stdout.strip()
             assert answer == "no", (verb, resource)
     assert kubectl("auth", "can-i", "list", "dynamographdeployments.nvidia.com", "-A", who).stdout.strip() == "yes"
+
+
+def test_tls_and_authentication_failures_are_one_line(env: Env) -> None:
+    config = yaml.safe_load(env.kubeconfig.read_text())
+    cluster = config["clusters"][0]["cluster"]
+    server = cluster["server"].removeprefix("https://")
+
+    def audit_with(path: Path, **changes: Any) -> subprocess.CompletedProcess[str]:
+        changed = copy.deepcopy(config)
+        for key, value in changes.items():
+            target = changed["users"][0]["user"] if key == "token" else changed["clusters"][0]["cluster"]
+            if value is None:
+                target.pop(key, None)
+            else:
+                target[key] = value
+        path.write_text(yaml.safe_dump(changed))
+        return run_tool(path, "audit", "-A", "-o", "json")
+
+    insecure = audit_with(env.kubeconfig.with_name("insecure.kubeconfig"),
+                          **{"certificate-authority-data": None, "insecure-skip-tls-verify": True})
+    assert insecure.returncode in (0, 1)
+    assert insecure.stderr == (f"warning: the API server {server} is used without checking its certificate "
+                               "(insecure-skip-tls-verify in the kubeconfig)\n")
+    untrusted = audit_with(env.kubeconfig.with_name("untrusted.kubeconfig"), **{"certificate-authority-data": None})
+    assert untrusted.returncode == 2
+    assert untrusted.stderr.startswith(f"dynamo-webhook audit: cannot read the cluster: unable to connect to the "
+                                       f"server {server}: TLS certificate verification failed: ")
+    assert untrusted.stderr.count("\n") == 1
+    stranger = audit_with(env.kubeconfig.with_name("stranger.kubeconfig"), token="not-a-token")
+    assert (stranger.returncode, stranger.stderr) == (2, (
+        f"dynamo-webhook audit: cannot read the cluster: you must be logged in to the server {server} "
+        "(401 Unauthorized): Unauthorized\n"))
 
 
 def test_table_output_and_namespace_scope(env: Env) -> None:

@@ -16,6 +16,7 @@ import json
 import random
 import re
 import socket
+import ssl
 import threading
 import time
 import uuid
@@ -54,17 +55,25 @@ class FakeKube:
         # API groups discovery reports as served (``GET /apis/<group>``) besides those of RESOURCES.
         self.extra_groups: set[str] = set()
         self._httpd: ThreadingHTTPServer | None = None
+        self._tls = False
         self._thread: threading.Thread | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------------
 
-    def start(self) -> FakeKube:
+    def start(self, tls: ssl.SSLContext | None = None) -> FakeKube:
+        """Serve plain HTTP, or HTTPS with ``tls`` (a server-side context)."""
         fake = self
 
         class Handler(_Handler):
             server_fake = fake
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            # The handshake happens in each handler's thread, so a client refusing the certificate
+            # stops neither the accept loop nor the other connections.
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True,
+                                                 do_handshake_on_connect=False)
+            self._tls = True
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fakekube", daemon=True)
         self._thread.start()
@@ -84,14 +93,15 @@ class FakeKube:
     def url(self) -> str:
         assert self._httpd is not None, "server not started"
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self._tls else 'http'}://{host!s}:{port}"
 
-    def kubeconfig(self, path: Path) -> Path:
-        """Write a kubeconfig pointing at this server and return its path."""
+    def kubeconfig(self, path: Path, **cluster: Any) -> Path:
+        """Write a kubeconfig pointing at this server and return its path; ``cluster`` adds to its cluster
+        entry (``**{"insecure-skip-tls-verify": True}``)."""
         config = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+            "clusters": [{"name": "fake", "cluster": {"server": self.url, **cluster}}],
             "users": [{"name": "fake", "user": {"token": "fake-token"}}],
             "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}],
             "current-context": "fake",
@@ -475,6 +485,16 @@ class _Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.handshake_failed = False
+        if isinstance(self.connection, ssl.SSLSocket):
+            try:
+                self.connection.do_handshake()
+            except OSError:  # the client refused the certificate, or is gone
+                self.handshake_failed = True
+
+    def handle(self) -> None:
+        if not self.handshake_failed:
+            super().handle()
 
     def log_message(self, format: str, *args: Any) -> None:
         return

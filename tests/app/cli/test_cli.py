@@ -63,6 +63,18 @@ def test_review_unreadable_input_exits_2(tmp_path: Path, content: str, capsys: p
     assert "dynamo-webhook review:" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("path", ["/foo", "/convert"])
+def test_review_unknown_path_names_the_valid_ones(path: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from app.review.webhooks import WEBHOOK_ROUTES
+
+    assert main(["review", "--path", path, str(ROOT / "examples/admission/dgdsa-v1beta1-create.json")]) == 2
+    err = capsys.readouterr().err
+    valid = [r.path for r in WEBHOOK_ROUTES if r.type != "convert"]
+    assert "/mutate" in valid and "/validate" in valid
+    assert err == (f"dynamo-webhook review: --path {path!r} is not an admission webhook path; "
+                   f"valid: {', '.join(valid)}\n")
+
+
 def test_review_missing_file_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["review", "/nonexistent/review.json"]) == 2
 
@@ -258,7 +270,7 @@ def test_audit_without_a_kubeconfig_says_where_it_looked(tmp_path: Path) -> None
                           env={**env, "HOME": str(tmp_path)})
     assert proc.returncode == 2
     assert proc.stderr.startswith(
-        "dynamo-webhook audit: cannot read the cluster: no kubeconfig found (looked in $KUBECONFIG: not set; "
+        "dynamo-webhook audit: no Kubernetes API configuration: no kubeconfig found (looked in $KUBECONFIG: not set; "
         f"{tmp_path}/.kube/config: no such file; in-cluster: "
     ), proc.stderr
     assert proc.stderr.rstrip().endswith("pass --kubeconfig")

@@ -347,7 +347,8 @@ def test_exit_2_when_the_cluster_cannot_be_read(connected: FakeApi, capsys: pyte
 
     connected.before = forbid
     assert main(["audit", "-A"]) == 2
-    assert "dynamo-webhook audit: cannot read the cluster: 403 Forbidden" in capsys.readouterr().err
+    assert capsys.readouterr().err == ("dynamo-webhook audit: cannot read the cluster: the server refused the request "
+                                       "(403 Forbidden): dynamographdeployments.nvidia.com is forbidden\n")
 
 
 def test_exit_2_on_usage_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
@@ -356,7 +357,8 @@ def test_exit_2_on_usage_errors(capsys: pytest.CaptureFixture[str], monkeypatch:
     assert "unknown kind 'pods'" in capsys.readouterr().err
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
     assert main(["audit", "--kubeconfig", str(tmp_path / "missing")]) == 2
-    assert "cannot read the cluster" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        f"dynamo-webhook audit: no Kubernetes API configuration: kubeconfig {tmp_path / 'missing'}: no such file\n")
     with pytest.raises(SystemExit):
         main(["audit", "-A", "-n", "x"])
 

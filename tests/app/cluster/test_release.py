@@ -279,8 +279,9 @@ def test_access_refused_is_one_line_naming_what_it_needs(
     out, err = capsys.readouterr()
     assert out == ""
     assert err.count("\n") == 1
-    assert err.startswith(f'dynamo-webhook crds release: not allowed (403 Forbidden): customresourcedefinitions.'
-                          f'apiextensions.k8s.io "{DGDR}" is forbidden: User')
+    server = fake_kube.url.removeprefix("http://")
+    assert err.startswith(f'dynamo-webhook crds release: the server {server} refused the request (403 Forbidden): '
+                          f'customresourcedefinitions.apiextensions.k8s.io "{DGDR}" is forbidden: User')
     assert "it needs get and patch on the convertible CRDs" in err
     assert err.endswith(f"(already changed: {DGD})\n")
 
@@ -290,4 +291,6 @@ def test_no_api_server_is_an_error_not_a_refusal(tmp_path: Path, capsys: pytest.
     config = dead.kubeconfig(tmp_path / "kubeconfig")
     dead.stop()
     assert main(["crds", "release", "--kubeconfig", str(config), "--request-timeout", "2"]) == 2
-    assert "could not be reached" in capsys.readouterr().err
+    server = dead.url.removeprefix("http://")
+    assert capsys.readouterr().err == (f"dynamo-webhook crds release: the connection to the server {server} was "
+                                       "refused - did you specify the right host or port? (no CRD changed)\n")

@@ -270,7 +270,8 @@ def test_cli_exit_2_when_forbidden_or_misused(connected: FakeApi, capsys: pytest
     connected.before = forbidden
     assert main(["storage-migrate", "--no-state"]) == 2
     captured = capsys.readouterr()
-    assert "dynamo-webhook storage-migrate: stopped: 403 Forbidden" in captured.err
+    assert ("dynamo-webhook storage-migrate: stopped: the server refused the request (403 Forbidden): cannot update "
+            "resource dynamographdeployments/status\n") in captured.err
     assert main(["storage-migrate", "--kinds", "dm"]) == 2
     assert "DynamoModel has a single version: nothing to migrate" in capsys.readouterr().err
     assert main(["storage-migrate", "--qps", "-1"]) == 2

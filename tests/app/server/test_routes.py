@@ -120,9 +120,29 @@ def test_client_gone_before_the_whole_body_is_counted_499(after: int) -> None:
     assert counted() == before + 1
 
 
-def test_other_methods_on_a_webhook_path_are_405() -> None:
-    sent = _call([{"type": "http.request", "body": b""}], [], method="GET")
-    assert sent[0]["status"] == 405
+@pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"])
+@pytest.mark.parametrize("path", ["/validate", "/mutate", "/convert"])
+def test_other_methods_on_a_webhook_path_are_405_with_allow(method: str, path: str) -> None:
+    status, headers, answer = _answer(_call([{"type": "http.request", "body": b""}], [], path=path, method=method))
+    assert (status, headers[b"allow"], headers[b"content-type"]) == (405, b"POST", b"application/json")
+    assert orjson.loads(answer) == {"error": f"method {method} is not allowed on {path}; allowed: POST", "code": 405}
+
+
+def test_an_unknown_path_is_404_in_the_error_shape() -> None:
+    for method in ("GET", "POST"):
+        status, headers, answer = _answer(_call([{"type": "http.request", "body": b""}], [], path="/nope",
+                                                method=method))
+        assert (status, headers[b"content-type"]) == (404, b"application/json")
+        assert orjson.loads(answer) == {"error": "no such path: /nope", "code": 404}
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/readyz", "/metrics"])
+def test_probe_paths_take_get_and_head_only(path: str) -> None:
+    status, headers, answer = _answer(_call([{"type": "http.request", "body": b""}], [], path=path, method="POST"))
+    assert (status, headers[b"allow"]) == (405, b"GET, HEAD")
+    assert orjson.loads(answer) == {"error": f"method POST is not allowed on {path}; allowed: GET, HEAD", "code": 405}
+    status, _, _ = _answer(_call([{"type": "http.request", "body": b""}], [], path=path, method="GET"))
+    assert status in (200, 503)
 
 
 def test_a_refusal_before_the_body_was_read_to_its_end_closes_the_connection() -> None:

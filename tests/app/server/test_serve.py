@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import http.client
 import json
 import os
 import shutil
@@ -20,6 +21,7 @@ import urllib.request
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import orjson
 import pytest
 from cryptography import x509
 from prometheus_client.parser import text_string_to_metric_families
@@ -180,6 +182,25 @@ def test_health_and_plain_http_metrics(server: Server) -> None:
         assert json.loads(resp.read()) == {"status": "ready"}
     with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=5) as resp:
         assert b"controller_runtime_webhook_requests_total" in resp.read()
+
+
+@pytest.mark.parametrize(("method", "path", "status", "allow"), [
+    ("GET", "/validate", 405, "POST"), ("OPTIONS", "/convert", 405, "POST"), ("HEAD", "/mutate", 405, "POST"),
+    ("GET", "/nope", 404, None), ("HEAD", "/healthz", 200, None),
+])
+def test_routing_refusals_over_https(server: Server, method: str, path: str, status: int, allow: str | None) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw, \
+            server.context().wrap_socket(raw, server_hostname="localhost") as tls:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        conn.sock = tls
+        conn.request(method, path)
+        resp = conn.getresponse()
+        body = resp.read()
+    assert (resp.status, resp.getheader("Allow")) == (status, allow)
+    if method == "HEAD":  # the headers of the answer, no body
+        assert body == b"" and int(resp.getheader("Content-Length") or 0) > 0
+    elif status != 200:
+        assert orjson.loads(body)["code"] == status
 
 
 def test_hot_reload_under_traffic(server: Server) -> None:
