@@ -73,7 +73,8 @@ def run(kube: Any, kinds: Sequence[Kind], namespace: str | None = None, *, page_
         crd = inventory.read_crd(kube, kind)
         if crd is None:
             continue
-        found += findings_1_5([crd])
+        if kind.convertible:  # a single-version kind has nothing else to store in
+            found += findings_1_5([crd])
         if crd.served and kind.kind in (rules.DGD, rules.DCD, rules.CHECKPOINT):
             version = crd.list_version
             found += reader.each(kind.plural, inventory.collection_path(kind, version, namespace), _dynamo_rule(kind, version))

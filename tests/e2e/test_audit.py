@@ -279,6 +279,7 @@ def test_upgrade_preflight_reports_each_seeded_breakage_once_and_the_clean_names
 
     crds = [f["name"] for f in out["findings"] if f["kind"] == "CustomResourceDefinition"]
     assert "dynamographdeployments.nvidia.com" in crds and len(crds) == len(set(crds))
+    assert "dynamocheckpoints.nvidia.com" not in crds  # single-version: it only ever stores v1alpha1
     for name in crds:
         assert "v1alpha1" in crd_stored_versions(env.cluster.kubectl, name.removesuffix(".nvidia.com"))
     assert all(f["fix"] == "dynamo-webhook storage-migrate" for f in out["findings"]

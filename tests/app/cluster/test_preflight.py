@@ -177,9 +177,10 @@ def test_a_clean_set_reports_nothing() -> None:
 
 def fake_cluster() -> FakeApi:
     api = FakeApi()
-    for plural in ("dynamographdeployments", "dynamocomponentdeployments", "dynamocheckpoints"):
-        api.add_crd(plural, stored=("v1beta1",) if plural != "dynamocheckpoints" else ("v1alpha1",),
-                    **({"storage": "v1alpha1", "served": ("v1alpha1",)} if plural == "dynamocheckpoints" else {}))
+    for plural in ("dynamographdeployments", "dynamocomponentdeployments"):
+        api.add_crd(plural, stored=("v1alpha1", "v1beta1") if plural == "dynamographdeployments" else ("v1beta1",))
+    # A single-version kind stores v1alpha1 and nothing else: no storage migration to report.
+    api.add_crd("dynamocheckpoints", storage="v1alpha1", served=("v1alpha1",), stored=("v1alpha1",))
     api.add("dynamographdeployments", beta_dgd("epp", {"name": "e", "type": "epp", "eppConfig": {}}))
     api.add("dynamographdeployments", obj(BETA, "clean", {"components": [{"name": "w", "type": "worker"}]}, "other"))
     api.add("dynamocheckpoints", obj(ALPHA, "ckpt", {}))
@@ -194,7 +195,7 @@ def test_run_lists_every_collection_the_rules_need_and_reports_each_object_once(
     api = fake_cluster()
     found = preflight.run(api, KINDS, None, page_size=1)
     assert sorted(names(found)) == sorted([
-        ("CustomResourceDefinition", "", "dynamocheckpoints.nvidia.com"), (rules.CHECKPOINT, "team", "ckpt"),
+        ("CustomResourceDefinition", "", "dynamographdeployments.nvidia.com"), (rules.CHECKPOINT, "team", "ckpt"),
         (rules.DGD, "team", "epp"), ("Pod", "team", "p"), ("ValidatingWebhookConfiguration", "", "old-operator")])
     assert api.writes() == []
     assert preflight.run(api, KINDS, "other") == [f for f in found if not f.namespace]
