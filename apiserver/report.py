@@ -75,20 +75,20 @@ def summary(results: Sequence[Checked]) -> str:
             f"; {c['skippedFiles']} file(s) skipped, not Kubernetes manifests")
 
 
-def _escape_data(text: str) -> str:
+def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def github_line(checked: Checked, finding: Finding) -> str:
     level = _GITHUB_LEVEL.get(finding.severity, "notice")
     title = f"{checked.kind}/{checked.name}" if checked.document else "dynamo-webhook lint"
-    props = (f"file={_escape_property(checked.file)},line={finding.line},col={finding.column},"
-             f"title={_escape_property(title)}")
-    return f"::{level} {props}::{_escape_data(_subject(checked) + finding.message)}"
+    props = (f"file={escape_property(checked.file)},line={finding.line},col={finding.column},"
+             f"title={escape_property(title)}")
+    return f"::{level} {props}::{escape_data(_subject(checked) + finding.message)}"
 
 
 def as_json(results: Sequence[Checked]) -> dict[str, Any]:

@@ -161,11 +161,13 @@ def register_audit(subparsers: Any) -> None:
     scope.add_argument("-A", "--all-namespaces", action="store_true", help="audit every namespace")
     audit.add_argument("--kinds", default=None, metavar="KIND,...",
                        help="only these kinds (kind, plural or short name: dgd, dcd, dgdr, dgdsa, dm, dckpt)")
-    audit.add_argument("-o", "--output", choices=["table", "json"], default="table", help="output format")
+    audit.add_argument("-o", "--output", choices=["table", "json", "github"], default="table",
+                       help="output format (github: workflow annotations, with --upgrade-to)")
     audit.add_argument("--show-all", action="store_true", help="table: also list objects without findings")
     audit.add_argument("--page-size", type=int, default=500, help="objects per LIST page")
     audit.add_argument("--upgrade-to", choices=["1.5"], default=None,
-                       help="instead: a read-only preflight of what breaks when the operator moves to this release")
+                       help="instead: a read-only preflight of what breaks when the operator moves to this release "
+                       "(Dynamo objects and Pods in the audited namespaces; CRDs and webhook configurations)")
     add_admission_arguments(audit)
     audit.set_defaults(func=cmd_audit)
 

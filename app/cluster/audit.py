@@ -446,7 +446,7 @@ def run(kube: Any, kinds: Sequence[Kind], namespace: str | None, settings: Setti
         report.kinds.append(state)
         if crd is None or not crd.served:
             continue
-        state.listed_as = crd.storage_version if crd.storage_version in crd.served else crd.served[0]
+        state.listed_as = crd.list_version
         listing = Listing(kube, collection_path(kind, state.listed_as, namespace), page_size)
         for obj in listing:
             obj.setdefault("apiVersion", f"{GROUP}/{state.listed_as}")
@@ -562,13 +562,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
         settings = settings_from_args(args)
     except ValueError as exc:
         return fail("audit", str(exc))
+    upgrade_to = getattr(args, "upgrade_to", None)
+    if args.output == "github" and not upgrade_to:
+        return fail("audit", "-o github is for --upgrade-to")
     try:
         conn = connect(args)
-        if getattr(args, "upgrade_to", None):
-            findings = preflight.run(conn.kube, kinds)
+        namespace = None if args.all_namespaces else (args.namespace or conn.default_namespace)
+        if upgrade_to:
+            findings = preflight.run(conn.kube, kinds, namespace, page_size=args.page_size, progress=Progress())
             preflight.render(findings, args.output)
             return preflight.exit_code(findings)
-        namespace = None if args.all_namespaces else (args.namespace or conn.default_namespace)
         report = run(conn.kube, kinds, namespace, settings, page_size=args.page_size, progress=Progress())
     except (ConfigException, ApiError) as exc:
         return cluster_failure("audit", exc, "cannot read the cluster: ")

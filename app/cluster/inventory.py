@@ -98,6 +98,11 @@ class CrdInfo:
         """Every object is stored in the storage version (the API server says so)."""
         return self.stored_versions == (self.storage_version,)
 
+    @property
+    def list_version(self) -> str:
+        """The version to list objects in: the storage version when served, else the first served."""
+        return self.storage_version if self.storage_version in self.served else self.served[0]
+
 
 def read_crd(kube: Kube, kind: Kind) -> CrdInfo | None:
     """The kind's CRD, or ``None`` when it is not installed."""

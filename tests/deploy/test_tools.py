@@ -55,6 +55,8 @@ def test_the_audit_role_is_read_only_and_covers_what_audit_reads() -> None:
     expected |= {("apiextensions.k8s.io", "customresourcedefinitions", "get", k.crd_name) for k in KINDS}
     expected |= {("coordination.k8s.io", "leases", "list", LEASE_NAME),
                  ("grove.io", "clustertopologybindings", "get", None)}
+    expected |= {("", "pods", "list", None)} | {
+        ("admissionregistration.k8s.io", f"{t}webhookconfigurations", "list", None) for t in ("mutating", "validating")}
     assert got == expected
 
 

@@ -20,11 +20,16 @@ from tests.e2e.legacy import (
     ALPHA,
     APPS,
     BETA,
+    EXAMPLES,
+    FIXTURES,
     LEGACY,
     Seeded,
     crd_stored_versions,
     dry_run_create,
+    exclude_namespace,
+    load,
     manifest,
+    placed,
     read,
     run_tool,
     seeded_cluster,
@@ -219,13 +224,106 @@ def test_namespaces_claimed_by_a_namespace_restricted_operator_are_not_judged(en
     assert all(o["excluded"] and o["update"]["allowed"] and o["create"]["allowed"] for o in report["objects"])
 
 
-def test_upgrade_preflight_reports_each_crd_still_storing_v1alpha1_once(env: Env) -> None:
-    code, out = env.audit("--upgrade-to", "1.5", "-o", "json")
-    names = [f["name"] for f in out["findings"] if f["kind"] == "CustomResourceDefinition"]
+UPGRADE, UPGRADE_CLEAN = "upgrade", "upgrade-clean"
+LEGACY_HOOK = "preflight-v1alpha1-path"
+STANDBY = {"name": "DYN_SNAPSHOT_RESTORE_STANDBY", "value": "1"}
+
+
+def upgrade_objects() -> dict[tuple[str, str], Any]:
+    """(kind, name) -> an object in UPGRADE that one 1.5 preflight rule reports."""
+    dgd = load(EXAMPLES / "dgd-agg-v1beta1.yaml")
+
+    def variant(name: str, index: int, **fields: Any) -> Any:
+        out = placed(dgd, UPGRADE, name)
+        out["spec"]["components"][index].update(fields)
+        return out
+
+    worker_env = placed(dgd, UPGRADE, "standby-env")
+    worker_env["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["env"] = [STANDBY]
+    epp = placed(dgd, UPGRADE, "epp-config")
+    epp["spec"]["components"].append({"name": "Epp", "type": "epp", "replicas": 1, "eppConfig": {
+        "configMapRef": {"name": "epp", "key": "config.yaml"}}})
+    docs = [
+        {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoCheckpoint",
+         "metadata": {"name": "ckpt", "namespace": UPGRADE}, "spec": {}},
+        variant("checkpoint-ref", 1, experimental={"checkpoint": {"enabled": True, "checkpointRef": "ckpt"}}),
+        epp,
+        variant("multinode-frontend", 0, multinode={"nodeCount": 2}),
+        worker_env,
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "standby-pod", "namespace": UPGRADE},
+         "spec": {"containers": [{"name": "main", "image": "busybox:1.36", "env": [STANDBY]}]}},
+    ]
+    return {(d["kind"], d["metadata"]["name"]): d for d in docs}
+
+
+def clean_objects() -> list[Any]:
+    return [placed(load(EXAMPLES / "dgd-agg-v1beta1.yaml"), UPGRADE_CLEAN, "clean"),
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "clean-pod", "namespace": UPGRADE_CLEAN},
+             "spec": {"containers": [{"name": "main", "image": "busybox:1.36", "env": [{"name": "A", "value": "1"}]}]}}]
+
+
+def legacy_path_hook() -> Any:
+    """A registration on the v1alpha1 DCD path that can affect nothing: no such Service, failures
+    ignored, and a namespace selector no namespace matches."""
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": LEGACY_HOOK},
+            "webhooks": [{
+                "name": "vdynamocomponentdeployment-v1alpha1.preflight.example.com",
+                "clientConfig": {"service": {"namespace": "nowhere", "name": "nothing",
+                                             "path": "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment"}},
+                "rules": [{"apiGroups": ["nvidia.com"], "apiVersions": ["v1alpha1"], "operations": ["CREATE"],
+                           "resources": ["dynamocomponentdeployments"]}],
+                "failurePolicy": "Ignore", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                "namespaceSelector": {"matchLabels": {"dynamo-webhook-preflight": "matches-nothing"}},
+            }]}
+
+
+@pytest.fixture
+def upgrade_cluster(env: Env) -> Iterator[dict[tuple[str, str], Any]]:
+    """UPGRADE holds one object per 1.5 preflight rule (created while the namespace is excluded from the
+    service, as some are refused today), UPGRADE_CLEAN only objects no rule reports; removed after."""
+    kubectl, cp = env.cluster.kubectl, env.cluster.cp
+    seeded = upgrade_objects()
+    for ns in (UPGRADE, UPGRADE_CLEAN):
+        kubectl("create", "namespace", ns)
+    probe = load(FIXTURES / "v1beta1/DynamoGraphDeployment/vllm-agg__vllm-agg.yaml")
+    exclude_namespace(kubectl, cp, UPGRADE, probe, excluded=True)
+    kubectl("create", "-f", "-", input=yaml.safe_dump_all([*seeded.values(), *clean_objects(), legacy_path_hook()]))
+    exclude_namespace(kubectl, cp, UPGRADE, probe, excluded=False)
+    try:
+        yield seeded
+    finally:
+        kubectl("delete", "validatingwebhookconfiguration", LEGACY_HOOK)
+        for ns in (UPGRADE, UPGRADE_CLEAN):
+            kubectl("delete", "pods,dynamographdeployments,dynamocheckpoints", "--all", "-n", ns, "--wait=false")
+
+
+def test_upgrade_preflight_reports_each_seeded_breakage_once_and_the_clean_namespace_not_at_all(
+        env: Env, upgrade_cluster: dict[tuple[str, str], Any]) -> None:
+    code, out = env.audit("--upgrade-to", "1.5", "-A", "-o", "json")
     assert code == 1
-    assert "dynamographdeployments.nvidia.com" in names
-    assert len(names) == len(set(names))
-    for name in names:
+    found = [(f["kind"], f["namespace"], f["name"]) for f in out["findings"]]
+    assert sorted(f for f in found if f[1] == UPGRADE) == sorted((k, UPGRADE, n) for k, n in upgrade_cluster)
+    assert [f for f in found if f[1] == UPGRADE_CLEAN] == []
+    # Of the module's seed, only the DGD with checkpointing enabled.
+    assert [f for f in found if f[1] in (LEGACY, APPS)] == [("DynamoGraphDeployment", LEGACY, "qwen3-snapshot")]
+    assert found.count(("ValidatingWebhookConfiguration", "", LEGACY_HOOK)) == 1
+    assert all(f["source"].startswith(("https://docs.nvidia.com/dynamo/v1.5.0/", "https://github.com/ai-dynamo/"))
+               and f["fix"] for f in out["findings"])
+
+    crds = [f["name"] for f in out["findings"] if f["kind"] == "CustomResourceDefinition"]
+    assert "dynamographdeployments.nvidia.com" in crds and len(crds) == len(set(crds))
+    assert "dynamocheckpoints.nvidia.com" not in crds  # single-version: it only ever stores v1alpha1
+    for name in crds:
         assert "v1alpha1" in crd_stored_versions(env.cluster.kubectl, name.removesuffix(".nvidia.com"))
-    assert all(f["fix"] == "dynamo-webhook storage-migrate" and f["source"].startswith("https://docs.nvidia.com/")
-               for f in out["findings"])
+    assert all(f["fix"] == "dynamo-webhook storage-migrate" for f in out["findings"]
+               if f["kind"] == "CustomResourceDefinition")
+
+    code, clean = env.audit("--upgrade-to", "1.5", "-n", UPGRADE_CLEAN, "-o", "json")
+    assert [f for f in clean["findings"] if f["namespace"]] == []
+    assert {f["kind"] for f in clean["findings"]} <= {"CustomResourceDefinition", "ValidatingWebhookConfiguration",
+                                                      "MutatingWebhookConfiguration"}
+
+    proc = run_tool(env.kubeconfig, "audit", "--upgrade-to", "1.5", "-n", UPGRADE, "-o", "github")
+    assert proc.returncode == 1, proc.stderr
+    assert sum(line.startswith(f"::warning title=Pod {UPGRADE}/standby-pod::") for line in proc.stdout.splitlines()) == 1

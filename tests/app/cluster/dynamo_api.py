@@ -44,6 +44,8 @@ class FakeApi:
     crds: dict[str, Obj] = field(default_factory=dict)  # by plural
     objects: dict[tuple[str, str, str], Obj] = field(default_factory=dict)  # (plural, namespace, name)
     leases: list[Obj] = field(default_factory=list)
+    #: Other collections by resource (pods, mutatingwebhookconfigurations, ...), listed in one page.
+    others: dict[str, list[Obj]] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     #: Called before a request is handled; may raise ApiError or change the state.
     before: Callable[[Call], None] | None = None
@@ -103,6 +105,10 @@ class FakeApi:
             return {"items": copy.deepcopy(self.leases)}
         if call.path.startswith("/apis/nvidia.com/"):
             return self._dynamo(call, parts[3:])
+        if parts[-1] in self.others and call.method == "GET":
+            namespace = parts[parts.index("namespaces") + 1] if "namespaces" in parts else None
+            return {"metadata": {}, "items": [copy.deepcopy(o) for o in self.others[parts[-1]]
+                                              if namespace in (None, o["metadata"].get("namespace"))]}
         raise ApiError(404, "NotFound", call.path)
 
     def _dynamo(self, call: Call, rest: list[str]) -> Obj:

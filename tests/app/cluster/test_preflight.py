@@ -1,17 +1,46 @@
-"""The 1.5 preflight rules on made-up CRDs."""
+"""The 1.5 preflight rules on made-up objects, and ``audit --upgrade-to`` on an in-memory API."""
 
 from __future__ import annotations
 
+import argparse
 import io
+from typing import Any
 
 import orjson
+import pytest
 
 from app.cluster import preflight
-from app.cluster.inventory import CrdInfo
+from app.cluster import preflight_rules as rules
+from app.cluster.audit import cmd_audit
+from app.cluster.inventory import KINDS, CrdInfo
+from tests.app.cluster.dynamo_api import FakeApi
+
+Obj = dict[str, Any]
+ALPHA, BETA = "nvidia.com/v1alpha1", "nvidia.com/v1beta1"
+STANDBY = {"name": rules.STANDBY_ENV, "value": "1"}
 
 
 def crd(name: str, stored: tuple[str, ...]) -> CrdInfo:
     return CrdInfo(name, "u", 1, "1", "v1beta1", ("v1alpha1", "v1beta1"), stored, True)
+
+
+def obj(api_version: str, name: str, spec: Obj, namespace: str = "team") -> Obj:
+    return {"apiVersion": api_version, "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def beta_dgd(name: str, *components: Obj) -> Obj:
+    return obj(BETA, name, {"components": list(components)})
+
+
+def alpha_dgd(name: str, **services: Obj) -> Obj:
+    return obj(ALPHA, name, {"services": services})
+
+
+def names(found: list[rules.Finding]) -> list[tuple[str, str, str]]:
+    return [(f.kind, f.namespace, f.name) for f in found]
+
+
+# --------------------------------------------------------------------------- CRDs
 
 
 def test_a_crd_still_storing_v1alpha1_is_reported_once_with_its_fix_and_source() -> None:
@@ -19,7 +48,7 @@ def test_a_crd_still_storing_v1alpha1_is_reported_once_with_its_fix_and_source()
                                     crd("dynamocomponentdeployments.nvidia.com", ("v1beta1",))])
     assert [f.name for f in found] == ["dynamographdeployments.nvidia.com"]
     assert found[0].fix == "dynamo-webhook storage-migrate"
-    assert found[0].source == preflight.NOTES_1_5
+    assert found[0].source == rules.NOTES_1_5
     assert preflight.exit_code(found) == 1
 
 
@@ -28,9 +57,179 @@ def test_a_migrated_cluster_is_clean() -> None:
     assert found == [] and preflight.exit_code(found) == 0
 
 
-def test_json_lists_each_finding_with_kind_name_fix_and_source() -> None:
+# --------------------------------------------------------------------------- checkpoints
+
+
+def test_every_dynamo_checkpoint_is_reported() -> None:
+    found = rules.dynamo_object(rules.CHECKPOINT, obj(ALPHA, "ckpt", {}))
+    assert names(found) == [(rules.CHECKPOINT, "team", "ckpt")]
+    assert found[0].source == rules.SNAPSHOT_PR
+
+
+@pytest.mark.parametrize("dgd", [
+    beta_dgd("d", {"name": "w", "type": "worker", "experimental": {"checkpoint": {"checkpointRef": "ckpt"}}}),
+    alpha_dgd("d", w={"componentType": "worker", "checkpoint": {"enabled": True, "checkpointRef": "ckpt"}}),
+], ids=["v1beta1", "v1alpha1"])
+def test_a_dgd_restoring_from_a_checkpoint_ref_is_reported_in_either_shape(dgd: Obj) -> None:
+    found = rules.dynamo_object(rules.DGD, dgd)
+    assert names(found) == [(rules.DGD, "team", "d")]
+    assert "checkpointRef ckpt" in found[0].breaks and "PodSnapshot" in found[0].breaks
+
+
+@pytest.mark.parametrize("dcd", [
+    obj(BETA, "c", {"name": "w", "type": "worker", "experimental": {"checkpoint": {"enabled": True}}}),
+    obj(ALPHA, "c", {"serviceName": "w", "componentType": "worker", "checkpoint": {"enabled": True}}),
+], ids=["v1beta1", "v1alpha1"])
+def test_a_dcd_with_a_dgd_managed_checkpoint_is_reported_in_either_shape(dcd: Obj) -> None:
+    found = rules.dynamo_object(rules.DCD, dcd)
+    assert names(found) == [(rules.DCD, "team", "c")]
+    assert "component w" in found[0].breaks
+
+
+def test_checkpointing_disabled_is_not_reported() -> None:
+    dgd = beta_dgd("d", {"name": "w", "type": "worker", "experimental": {"checkpoint": {"enabled": False}}})
+    assert rules.dynamo_object(rules.DGD, dgd) == []
+
+
+# --------------------------------------------------------------------------- eppConfig, multinode, env
+
+
+@pytest.mark.parametrize("dgd", [
+    beta_dgd("d", {"name": "epp", "type": "epp", "eppConfig": {"config": {}}}),
+    alpha_dgd("d", epp={"componentType": "epp", "eppConfig": {"config": {}}}),
+], ids=["v1beta1", "v1alpha1"])
+def test_a_dgd_using_epp_config_is_reported(dgd: Obj) -> None:
+    found = rules.dynamo_object(rules.DGD, dgd)
+    assert names(found) == [(rules.DGD, "team", "d")] and "eppConfig" in found[0].breaks
+
+
+@pytest.mark.parametrize("kind,component", [
+    (rules.DGD, beta_dgd("d", {"name": "f", "type": "frontend", "multinode": {"nodeCount": 2}})),
+    (rules.DGD, alpha_dgd("d", f={"componentType": "planner", "multinode": {"nodeCount": 2}})),
+    (rules.DCD, obj(BETA, "d", {"name": "f", "type": "frontend", "multinode": {"nodeCount": 2}})),
+], ids=["dgd-v1beta1", "dgd-v1alpha1", "dcd-v1beta1"])
+def test_multinode_on_a_component_that_is_not_a_worker_is_reported(kind: str, component: Obj) -> None:
+    found = rules.dynamo_object(kind, component)
+    assert names(found) == [(kind, "team", "d")] and "multinode" in found[0].breaks
+
+
+@pytest.mark.parametrize("component_type", rules.MULTINODE_TYPES)
+def test_multinode_on_workers_prefill_and_decode_is_not_reported(component_type: str) -> None:
+    dgd = beta_dgd("d", {"name": "w", "type": component_type, "multinode": {"nodeCount": 2}})
+    assert rules.dynamo_object(rules.DGD, dgd) == []
+
+
+def test_the_removed_standby_variable_is_reported_once_per_object_naming_each_place() -> None:
+    pod = obj("v1", "p", {"initContainers": [{"name": "i", "env": [STANDBY]}],
+                          "containers": [{"name": "main", "env": [{"name": "OTHER"}, STANDBY]}]})
+    found = rules.pod(pod)
+    assert names(found) == [("Pod", "team", "p")]
+    assert "spec.containers[main].env" in found[0].breaks and "spec.initContainers[i].env" in found[0].breaks
+    dgd = alpha_dgd("d", w={"componentType": "worker", "envs": [STANDBY]})
+    assert "spec.services.w.envs" in rules.dynamo_object(rules.DGD, dgd)[0].breaks
+
+
+# --------------------------------------------------------------------------- webhook configurations
+
+
+def config(client: Obj) -> Obj:
+    return {"metadata": {"name": "old-operator"}, "webhooks": [{"name": "v.example.com", "clientConfig": client}]}
+
+
+def test_a_webhook_calling_a_removed_v1alpha1_path_is_reported_with_its_v1beta1_replacement() -> None:
+    path = "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment"
+    found = rules.webhook_configuration(
+        "ValidatingWebhookConfiguration", config({"service": {"namespace": "x", "name": "y", "path": path}}))
+    assert names(found) == [("ValidatingWebhookConfiguration", "", "old-operator")]
+    assert found[0].fix == "point it at /validate/nvidia.com/v1beta1/dynamocomponentdeployments"
+
+
+def test_a_webhook_url_on_a_removed_path_is_reported_and_other_paths_are_not() -> None:
+    removed = config({"url": "https://hooks.example.com/validate-nvidia-com-v1alpha1-dynamocomponentdeployment"})
+    kept = config({"service": {"name": "y", "path": "/validate/nvidia.com/v1beta1/dynamographdeployments"}})
+    others = [config({"service": {"name": "y", "path": f"/validate-nvidia-com-v1alpha1-{kind}"}})
+              for kind in ("dynamomodel", "dynamocheckpoint")]
+    assert rules.webhook_configuration("ValidatingWebhookConfiguration", removed)[0].source == rules.NOTES_1_5
+    assert rules.webhook_configuration("ValidatingWebhookConfiguration", kept) == []
+    assert [rules.webhook_configuration("ValidatingWebhookConfiguration", o) for o in others] == [[], []]
+
+
+# --------------------------------------------------------------------------- a clean set
+
+
+CLEAN: list[tuple[str, Obj]] = [
+    (rules.DGD, beta_dgd("d", {"name": "w", "type": "worker", "multinode": {"nodeCount": 2},
+                               "podTemplate": {"spec": {"containers": [{"name": "main", "env": [{"name": "A"}]}]}}},
+                         {"name": "f", "type": "frontend"})),
+    (rules.DGD, alpha_dgd("a", w={"componentType": "decode", "multinode": {"nodeCount": 2}, "envs": []})),
+    (rules.DCD, obj(BETA, "c", {"name": "w", "type": "prefill"})),
+    ("DynamoModel", obj(ALPHA, "m", {"modelName": "x"})),
+]
+
+
+def test_a_clean_set_reports_nothing() -> None:
+    assert [f for kind, o in CLEAN for f in rules.dynamo_object(kind, o)] == []
+    assert rules.pod(obj("v1", "p", {"containers": [{"name": "main", "env": [{"name": "A", "value": "1"}]}]})) == []
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def fake_cluster() -> FakeApi:
+    api = FakeApi()
+    for plural in ("dynamographdeployments", "dynamocomponentdeployments"):
+        api.add_crd(plural, stored=("v1alpha1", "v1beta1") if plural == "dynamographdeployments" else ("v1beta1",))
+    # A single-version kind stores v1alpha1 and nothing else: no storage migration to report.
+    api.add_crd("dynamocheckpoints", storage="v1alpha1", served=("v1alpha1",), stored=("v1alpha1",))
+    api.add("dynamographdeployments", beta_dgd("epp", {"name": "e", "type": "epp", "eppConfig": {}}))
+    api.add("dynamographdeployments", obj(BETA, "clean", {"components": [{"name": "w", "type": "worker"}]}, "other"))
+    api.add("dynamocheckpoints", obj(ALPHA, "ckpt", {}))
+    api.others["pods"] = [obj("v1", "p", {"containers": [{"name": "main", "env": [STANDBY]}]})]
+    path = "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment"
+    api.others["validatingwebhookconfigurations"] = [config({"service": {"name": "y", "path": path}})]
+    api.others["mutatingwebhookconfigurations"] = []
+    return api
+
+
+def test_run_lists_every_collection_the_rules_need_and_reports_each_object_once() -> None:
+    api = fake_cluster()
+    found = preflight.run(api, KINDS, None, page_size=1)
+    assert sorted(names(found)) == sorted([
+        ("CustomResourceDefinition", "", "dynamographdeployments.nvidia.com"), (rules.CHECKPOINT, "team", "ckpt"),
+        (rules.DGD, "team", "epp"), ("Pod", "team", "p"), ("ValidatingWebhookConfiguration", "", "old-operator")])
+    assert api.writes() == []
+    assert preflight.run(api, KINDS, "other") == [f for f in found if not f.namespace]
+
+
+def args(**kw: Any) -> argparse.Namespace:
+    base: Obj = dict(kinds=None, kubeconfig=None, context=None, request_timeout=5.0, namespace=None,
+                     all_namespaces=True, output="table", show_all=False, page_size=500, upgrade_to="1.5")
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_the_command_prints_json_github_and_table_and_exits_one(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    api = fake_cluster()
+    monkeypatch.setattr("app.cluster.audit.connect",
+                        lambda a: argparse.Namespace(kube=api, default_namespace="default"))
+    monkeypatch.setattr("app.cluster.audit.settings_from_args", lambda a: None)
+    assert cmd_audit(args(output="json")) == 1
+    doc = orjson.loads(capsys.readouterr().out)
+    assert {f["kind"] for f in doc["findings"]} >= {"Pod", rules.DGD, rules.CHECKPOINT}
+    assert all(set(f) == {"kind", "namespace", "name", "breaks", "fix", "source"} for f in doc["findings"])
+    assert cmd_audit(args(output="github")) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("::warning title=Pod team/p::") for line in lines) == 1
+    assert cmd_audit(args()) == 1
+    assert "Pod team/p: DYN_SNAPSHOT_RESTORE_STANDBY is set" in capsys.readouterr().out
+
+
+def test_github_output_without_upgrade_to_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cmd_audit(args(output="github", upgrade_to=None)) == 2
+    assert capsys.readouterr().err == "dynamo-webhook audit: -o github is for --upgrade-to\n"
+
+
+def test_a_clean_cluster_says_so_and_exits_zero() -> None:
     out = io.StringIO()
-    preflight.render(preflight.findings_1_5([crd("x.nvidia.com", ("v1alpha1",))]), "json", out)
-    doc = orjson.loads(out.getvalue())
-    assert doc["findings"][0]["kind"] == "CustomResourceDefinition"
-    assert set(doc["findings"][0]) == {"kind", "name", "breaks", "fix", "source"}
+    preflight.render([], "table", out)
+    assert "nothing found that breaks" in out.getvalue() and preflight.exit_code([]) == 0
