@@ -53,6 +53,10 @@ class Context:
     #: EPP plugins' Go zero values (``name: ""``, ``parameters: null``, ``weight: null``) equal
     #: their absence (:func:`normalize`'s ``epp_zero``)
     epp_zero: bool = False
+    #: a field whose value is its type's zero (``false``, ``0``, ``""``) equals its absence: Go
+    #: leaves an ``omitempty`` field out when it is zero, and reads it back as zero when it is
+    #: absent (:func:`normalize`'s ``omitted_zero``)
+    omitted_zero: bool = False
 
 
 def _is_container(p: Path) -> bool:
@@ -263,11 +267,17 @@ def _norm(v: Any, p: Path, ctx: Context) -> Any:
         v = [x for x in v if x is not _DROP]
     else:
         v = _num(v)
+        if ctx.omitted_zero and p and isinstance(p[-1], str) and _go_zero(v):
+            return _DROP
     if p:
         for _, rule in ARTEFACTS:
             if rule(p, v, ctx):
                 return _DROP
     return v
+
+
+def _go_zero(v: Any) -> bool:
+    return v is False or v == "" or (type(v) is int and v == 0)
 
 
 def _norm_payload(key: str, raw: str, ctx: Context) -> Any:
@@ -276,22 +286,29 @@ def _norm_payload(key: str, raw: str, ctx: Context) -> Any:
     except orjson.JSONDecodeError:
         return raw
     kind, part = PAYLOAD_KEYS[key]
-    pctx = Context(kind=kind, version=ctx.version, payload=part, epp_zero=ctx.epp_zero)
+    pctx = Context(kind=kind, version=ctx.version, payload=part, epp_zero=ctx.epp_zero,
+                   omitted_zero=ctx.omitted_zero)
     out = _norm(parsed, (), pctx)
     return out
 
 
-def normalize(obj: Any, *, epp_zero: bool = False) -> Any:
+def normalize(obj: Any, *, epp_zero: bool = False, omitted_zero: bool = False) -> Any:
     """Normalised copy of a Kubernetes object (or any JSON value) for semantic comparison.
 
     ``epp_zero``: an EPP config's plugins with their Go zero values, which the operator writes
     whenever it converts one (``name: ""``, ``parameters: null``, a scheduling-profile plugin's
     ``weight: null``), equal the same plugins without them. Not so for the verified vectors'
     equality (the operator's output holds them); so for a round-trip check, which asks whether a
-    manifest loses anything (it does not: the EPP reads both alike)."""
+    manifest loses anything (it does not: the EPP reads both alike).
+
+    ``omitted_zero``: a field of an object whose value is ``false``, ``0`` or ``""`` equals its
+    absence (not a list item, nor inside opaque JSON). Also only for a round-trip check: the
+    operator's types leave such ``omitempty`` fields out when they encode what they converted
+    (``volumeMounts[].useAsCompilationCache: false``), and read their absence as the same zero."""
     if not isinstance(obj, dict):
-        return _norm(obj, (), Context("", "", epp_zero=epp_zero))
-    ctx = Context(kind=str(obj.get("kind", "")), version=str(obj.get("apiVersion", "")), epp_zero=epp_zero)
+        return _norm(obj, (), Context("", "", epp_zero=epp_zero, omitted_zero=omitted_zero))
+    ctx = Context(kind=str(obj.get("kind", "")), version=str(obj.get("apiVersion", "")), epp_zero=epp_zero,
+                  omitted_zero=omitted_zero)
     return _norm(obj, (), ctx)
 
 

@@ -43,7 +43,8 @@ def roundtrip_problems(
         back = {k: v for k, v in back.items() if k != "status"}
     if back == body:
         return []
-    # EPP plugins come back with their Go zero values: not a loss (compare.normalize)
-    problems: list[str] = diff_paths(normalize(body, epp_zero=True), normalize(back, epp_zero=True),
-                                     added=added)
+    # EPP plugins come back with their Go zero values, omitempty fields without theirs: neither is
+    # a loss (compare.normalize)
+    problems: list[str] = diff_paths(normalize(body, epp_zero=True, omitted_zero=True),
+                                     normalize(back, epp_zero=True, omitted_zero=True), added=added)
     return problems

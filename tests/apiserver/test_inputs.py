@@ -184,8 +184,11 @@ def test_a_file_over_the_cap_is_refused_unread(tmp_path: Path) -> None:
         inputs.read_source(str(path), cap=100)
 
 
-PEAK = ("import resource, sys\nfrom app.cli.main import main\ncode = main(sys.argv[1:])\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, code, file=sys.stderr)\n")
+# The child's own peak, VmHWM: getrusage's ru_maxrss survives exec, so a child of a big process
+# (a pytest-xdist worker) would report its parent's peak.
+PEAK = ("import re, sys\nfrom app.cli.main import main\ncode = main(sys.argv[1:])\n"
+        "peak = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+        "print(peak, code, file=sys.stderr)\n")
 
 
 def run_measured(args: list[str], stdin: int | IO[bytes] | None = subprocess.DEVNULL) -> tuple[str, int, int, float]:

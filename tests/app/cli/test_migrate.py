@@ -260,3 +260,24 @@ def test_a_clean_manifest_drops_nothing(path: Path, to: str, capsys: pytest.Capt
     assert main(["convert", "--to", to, str(path)]) == 0
     captured = capsys.readouterr()
     assert " drops " not in captured.err and captured.out
+
+
+def test_a_zero_go_leaves_out_is_not_a_drop(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the API server's schema defaults add (``useAsCompilationCache: false``), the operator's
+    types leave out when they encode the converted object and read back as the same zero: read
+    from a cluster and converted, such an object loses nothing. A true value is carried."""
+    for flag in (False, True):
+        body = _example("dgd-agg-v1alpha1.yaml")
+        body["spec"]["services"]["Worker"]["volumeMounts"] = [
+            {"name": "cache", "mountPoint": "/cache", "useAsCompilationCache": flag}]
+        body["spec"]["services"]["Worker"]["dynamoNamespace"] = ""
+        code, _ = _convert(tmp_path, [body])
+        captured = capsys.readouterr()
+        assert (code, captured.err) == (0, ""), flag
+        (converted,) = yaml.safe_load_all(captured.out)
+        assert ("compilationCache" in json.dumps(converted)) is flag
+    # a zero that is not Go's omitted zero still counts: a misspelled field holding false
+    body = _example("dgd-agg-v1alpha1.yaml")
+    body["spec"]["services"]["Worker"]["volumeMounts"] = [{"name": "cache", "useAsCompilationCach": False}]
+    assert _convert(tmp_path, [body])[0] == 1
+    assert "drops spec.services.Worker.volumeMounts[0].useAsCompilationCach" in capsys.readouterr().err
