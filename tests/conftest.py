@@ -10,8 +10,8 @@ profile reaches every law.
 rule layer is that build (``app/server/build.py``): ``scripts/test`` sets it when it runs the suite from
 the compiled tree, so a missing extension cannot pass as a compiled run. Tests marked ``one_build``
 check what is the same in both builds (the chart and manifests, the packaging, the image's replay,
-which compiles its own wheel, the end-to-end certificate and service-down scenarios, whose code is
-Python in both): the compiled run skips them, saying so.
+which compiles its own wheel, the end-to-end certificate, service-down, audit, storage-migrate and
+RBAC scenarios, whose code is Python in both): the compiled run skips them, saying so.
 
 ``pytest -n 2`` (pytest-xdist; ``scripts/test`` runs so) hands whole files to the workers, and the
 end-to-end suite as one unit, first: its session fixtures (one control plane, one service) are made

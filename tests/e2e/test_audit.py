@@ -37,6 +37,12 @@ from tests.e2e.legacy import (
 )
 from tests.e2e.objects import LEASE_NAME, scope_lease
 
+#: What is judged is the audit's walk of a cluster (pagination, versions, RBAC, its report) against the
+#: API server's own answers: Python in both builds. The rules it applies are the same functions the
+#: service runs, checked in both builds by the admission and conversion scenarios and the unit suite.
+#: So: the Python-build run only.
+pytestmark = pytest.mark.one_build
+
 ROLE = "dynamo-webhook-audit"
 #: (kind, namespace, name, operation) today's rules refuse.
 EXPECTED_REFUSED = {

@@ -38,6 +38,10 @@ from tests.e2e.ops import (
 )
 from tests.e2e.testenv import Kubectl, Result, control_plane, free_port, wait_until
 
+#: What is judged is deploy/'s RBAC and how the service reports a missing permission: Python in both
+#: builds, and a control plane of its own. So: the Python-build run only.
+pytestmark = pytest.mark.one_build
+
 NS = "e2e-rbac"
 CLAIMED = "e2e-claimed"  # a namespace-restricted operator's namespace (it holds the marker Lease)
 TOPOLOGY = "gb200"

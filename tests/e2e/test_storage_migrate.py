@@ -38,6 +38,11 @@ from tests.e2e.legacy import (
 )
 from tests.e2e.testenv import wait_until
 
+#: What is judged is the rewrite (its pages, its resumption, etcd's stored versions): Python in both
+#: builds. The conversions it makes the API server ask for are the conversion scenarios', which run in
+#: both builds. So: the Python-build run only.
+pytestmark = pytest.mark.one_build
+
 ROLE = "dynamo-webhook-storage-migrate"
 BULK_COUNT = 60
 LABELLED = [f"bulk-{i:03d}" for i in range(50, 55)]  # updated by another client during the run
