@@ -21,6 +21,7 @@ from app.server.runtime import (
     bind_ports,
     build_state,
     ignore_hangup,
+    prefer_the_event_loop,
     prepare_certificates,
     print_curl_hint,
     uvicorn_config,
@@ -71,6 +72,7 @@ def serve(settings: Settings) -> int:
         started=lambda: print_curl_hint(settings, ca_file, port),
     )
     memory.tune_gc(settings.gc_threshold)
+    prefer_the_event_loop()
     services.start()
     try:
         server.run(sockets=[sock])

@@ -51,6 +51,7 @@ from app.server.runtime import (
     bind_ports,
     build_state,
     ignore_hangup,
+    prefer_the_event_loop,
     prepare_certificates,
     print_curl_hint,
     uvicorn_config,
@@ -158,6 +159,7 @@ def worker_main(
     config = uvicorn_config(settings, create_app(state), reloader, cert_file, key_file)
     server = DrainingServer(config, state, settings.drain_seconds, hangup=reloader.reread)
     memory.tune_gc(settings.gc_threshold)
+    prefer_the_event_loop()
     log.info("worker started", extra={"worker": index, "pid": os.getpid()})
     services.start()
     try:

@@ -396,3 +396,17 @@ def test_a_port_in_use_is_one_line_naming_it_and_the_flag(
     (line,) = [ln for ln in err.splitlines() if ln.startswith("dynamo-webhook:")]
     assert line.startswith(f"dynamo-webhook: cannot listen on 127.0.0.1:{busy} ({what}): address already in use;")
     assert all(flag in line for flag in flags)
+
+
+def test_the_event_loop_waits_for_the_gil_at_most_the_switch_interval() -> None:
+    # serve and each worker call it once ready (bench.bench_hostile shows what it is for)
+    import sys
+
+    from app.server.runtime import SWITCH_INTERVAL, prefer_the_event_loop
+
+    before = sys.getswitchinterval()
+    try:
+        prefer_the_event_loop()
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL) and before > SWITCH_INTERVAL
+    finally:
+        sys.setswitchinterval(before)
