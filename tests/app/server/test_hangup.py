@@ -62,7 +62,7 @@ def test_sighup_rereads_the_certificate_and_loses_no_review(tmp_path: Path) -> N
         assert answer.startswith(b"HTTP/1.1 200 ")
         assert orjson.loads(answer.split(b"\r\n\r\n", 1)[1])["response"]["result"]["status"] == "Success"
         assert server.proc.poll() is None
-        assert "serving certificate re-read" in server.log_path.read_text()
+        server.wait_for_log("serving certificate re-read")
     finally:
         server.stop()
     assert server.proc.returncode == 0
@@ -71,17 +71,11 @@ def test_sighup_rereads_the_certificate_and_loses_no_review(tmp_path: Path) -> N
 def test_sighup_reaches_every_worker(tmp_path: Path) -> None:
     server = Server(tmp_path / "certs", ("--workers", "2", "--cert-reload-interval", "10"))
     try:
-        deadline = time.monotonic() + 30
-        while server.log_path.read_text().count("worker started") < 2:
-            assert time.monotonic() < deadline, "workers did not start"
-            time.sleep(0.1)
+        server.wait_for_log("worker started", count=2, within=30)
         with traffic(server):
             fresh = _new_pair(server)
             server.proc.send_signal(signal.SIGHUP)
-            deadline = time.monotonic() + 2
-            while server.log_path.read_text().count("serving certificate re-read") < 2:
-                assert time.monotonic() < deadline, "not every worker re-read its certificate"
-                time.sleep(0.05)
+            server.wait_for_log("serving certificate re-read", count=2, within=2)
             for _ in range(4):  # whichever worker answers serves the new certificate
                 assert _served_within(server, fresh, 0)
         assert server.proc.poll() is None

@@ -83,6 +83,14 @@ class Server:
     def context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=str(self.cert_dir / "ca.crt"))
 
+    def wait_for_log(self, text: str, count: int = 1, within: float = 10) -> None:
+        """Until ``text`` is in the log ``count`` times, at most ``within`` seconds: a line is
+        written after what the client and the metrics can already see."""
+        deadline = time.monotonic() + within
+        while self.log_path.read_text().count(text) < count:
+            assert time.monotonic() < deadline, self.log_path.read_text()[-3000:]
+            time.sleep(0.05)
+
     def post(self, path: str, body: bytes, host: str = "127.0.0.1") -> tuple[int, dict[str, object]]:
         req = urllib.request.Request(f"https://{host}:{self.port}{path}", data=body,
                                      headers={"Content-Type": "application/json"}, method="POST")
