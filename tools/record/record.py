@@ -13,9 +13,12 @@ What is recorded per case:
   mutating webhook, ``noPatch`` or ``patchedObjectContains`` (each member the patch writes, by JSON
   pointer). A case written in a version the webhook is not registered for is sent as the API
   server sends it: converted to the hub first, the version written named in ``requestKind``.
-- **Conversion** (``expected``, ``roundtrip``): the converted object (metadata last, without the
-  empty ``creationTimestamp`` Go writes) and whether converting it back gives the input again
-  (under :func:`app.review.compare.normalize`, metadata as the API server reads it).
+- **Conversion** (``expected``, ``roundtrip``): the converted object (keys sorted as Go writes a
+  map, metadata last, without the Go zero-value artefacts :data:`app.review.compare.ARTEFACTS`
+  lists) and whether converting it back gives the input again (under
+  :func:`app.review.compare.normalize`, metadata as the API server reads it); when the operator
+  refuses the conversion, ``expected`` is null and ``expectedErrorPrefix`` its message. A case's
+  ``note`` (on the answer) is dropped when the answer changes.
 
 ``--check`` writes nothing and exits 1 when a file would change. The operator commit named in
 each case's ``source`` is :data:`app.cli.version.OPERATOR_COMMIT`.
@@ -77,6 +80,10 @@ class RecordError(Exception):
     """The recorder could not answer a case; the message names it."""
 
 
+class ConversionFailed(RecordError):
+    """The operator's converter refused the object; the message is its answer's."""
+
+
 class Operator:
     """The recorder process: one review in, one answer out, in order."""
 
@@ -107,7 +114,7 @@ class Operator:
         response = self.ask("/convert", review)
         result = response.get("result") or {}
         if result.get("status") != "Success":
-            raise RecordError(f"conversion to {desired} failed: {result.get('message', '')}")
+            raise ConversionFailed(str(result.get("message", "")))
         converted: Obj = response["convertedObjects"][0]
         return converted
 
@@ -274,10 +281,17 @@ def expected_object(converted: Obj) -> Obj:
     return out
 
 
-def record_conversion(op: Operator, vec: Obj) -> tuple[Obj, bool]:
-    expected = expected_object(op.convert(vec["input"], vec["desiredAPIVersion"]))
-    back = op.convert(expected, vec["input"]["apiVersion"])
-    return expected, same(back, vec["input"])
+def record_conversion(op: Operator, vec: Obj) -> tuple[Obj | None, bool, str]:
+    """(expected object, whether it converts back to the input, the error when it fails)."""
+    try:
+        expected = expected_object(op.convert(vec["input"], vec["desiredAPIVersion"]))
+    except ConversionFailed as exc:
+        return None, False, str(exc)
+    try:
+        back = op.convert(expected, vec["input"]["apiVersion"])
+    except ConversionFailed:
+        return expected, False, ""
+    return expected, same(back, vec["input"]), ""
 
 
 # --------------------------------------------------------------------------- files
@@ -308,12 +322,16 @@ def recorded_files(op: Operator, root: Path) -> Iterator[tuple[Path, str]]:
         path = root / CONVERSION / name
         cases = read_cases(path)
         for case in cases:
-            expected, roundtrip = record_conversion(op, case)
+            expected, roundtrip, error = record_conversion(op, case)
             case["source"] = source()
             if expected != case["expected"]:
-                case.pop("note", None)
+                case.pop("note", None)  # a note on the old answer
             case["expected"] = expected
             case["roundtrip"] = roundtrip
+            if error:
+                case["expectedErrorPrefix"] = error
+            else:
+                case.pop("expectedErrorPrefix", None)
         yield path, render(cases)
 
 
