@@ -26,7 +26,7 @@ from tests.e2e import testenv
 
 README = CHART / "README.md"
 SCRIPT = ROOT / "scripts" / "chart-readme"
-REGENERATE = "scripts/chart-readme"
+REGENERATE = "scripts/generate"
 
 # --- the values without a description -------------------------------------------------------------
 
