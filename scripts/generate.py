@@ -45,9 +45,12 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import gen_crd_schemas  # noqa: E402
-import gen_gotypes  # noqa: E402
-import goparse  # noqa: E402
+try:
+    import gen_crd_schemas
+    import gen_gotypes
+    import goparse
+except ModuleNotFoundError as missing:  # PyYAML: the venv of scripts/bootstrap has it
+    sys.exit(f"generate: no module {missing.name} in {sys.executable} (run scripts/bootstrap, which makes .venv)")
 
 MANIFEST = ROOT / "scripts" / "generated.sums"
 MANIFEST_HEADER = (
@@ -322,6 +325,7 @@ def record_of(gen: Generator, opts: Options, made: dict[Path, str]) -> Record:
 
 def generate(opts: Options) -> int:
     if opts.operator is not None:
+        pins_agree(opts.operator)  # before anything is written
         copy_crds(opts.operator, check=False)
     records = read_manifest()
     for gen in GENERATORS:
@@ -357,9 +361,9 @@ def check_generator(gen: Generator, opts: Options, record: Record | None) -> tup
                 problems[rel(path)] = f"{rel(path)}: not what {gen.writer} makes from its inputs; run: {gen.fix}"
         for old in set(record["out"]) - {rel(p) for p in made}:
             problems.setdefault(old, f"{old}: recorded in {rel(MANIFEST)} but {gen.writer} no longer writes it; run: {gen.fix}")
-        if gen.external and opts.operator is not None and record["ext"].get("operator") != operator_hash(opts.operator):
-            problems["operator"] = (f"{rel(MANIFEST)}: the recorded hash of the operator's API is not {opts.operator}'s;"
-                                    f" run: {gen.fix}")
+    if gen.external and opts.operator is not None and record["ext"].get("operator") != operator_hash(opts.operator):
+        problems["operator"] = (f"{rel(MANIFEST)}: the recorded hash of the operator's API (api/, go.mod pins) is"
+                                f" not that of {opts.operator}; run: {gen.fix}")
     current = gen.inputs()
     for what in sorted(set(current) | set(record["in"])):
         if current.get(what) != record["in"].get(what):
