@@ -1,6 +1,6 @@
 """Regenerate the review payloads in admission/ and conversion/ from manifests/.
 
-    scripts/generate            (or: python examples/generate.py)
+    scripts/generate   (runs documents() below and records each file's hash in scripts/generated.sums)
 
 Each AdmissionReview is what the apiserver would send for the manifest (user
 kubernetes-admin); each ConversionReview asks for the other version of the manifest.

@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import gen_gotypes  # noqa: E402
 import generate  # noqa: E402
+import goparse  # noqa: E402
 
 FIX_ALL = "run: scripts/generate"
 FIX_GO = "run: scripts/generate --operator DIR"
@@ -218,3 +219,22 @@ def test_the_tree_is_what_the_operator_makes() -> None:
     out = run(ROOT, "--check", "--operator", os.environ["DYNAMO_WEBHOOK_OPERATOR"])
     assert out.returncode == 0, out.stderr
     assert "schemas" not in out.stdout and "gotypes" not in out.stdout
+
+
+def test_scripts_test_checks_the_generated_files_before_pytest() -> None:
+    text = (ROOT / "scripts" / "test").read_text()
+    assert "\nscripts/generate --check\n" in text
+    assert text.index("\nscripts/generate --check\n") < text.index("-m pytest")
+
+
+def test_the_local_replace_lines_of_a_go_mod_are_followed(tmp_path: Path) -> None:
+    (tmp_path / "go.mod").write_text(
+        "module example.com/op\n\nrequire a.io/x v1.0.0\n\n"
+        "replace a.io/x => ../x\n"
+        "replace b.io/y v1.2.0 => /abs/y\n"
+        "replace c.io/z => c.io/z v1.3.0\n"
+        "replace (\n\td.io/w => ./w\n)\n"
+    )
+    assert goparse.replaces_from_go_mod(tmp_path) == {
+        "a.io/x": (tmp_path / "../x").resolve(), "b.io/y": Path("/abs/y"), "d.io/w": tmp_path / "w",
+    }
