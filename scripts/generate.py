@@ -175,8 +175,9 @@ def pins_agree(operator: Path) -> None:
 def gotypes_unavailable(opts: Options) -> str | None:
     if opts.operator is not None:
         pins_agree(opts.operator)
-        return go_unavailable()  # what is not in the module cache is downloaded
-    return modules_unavailable({})
+        if not opts.check:
+            return go_unavailable()  # what is not in the module cache is downloaded
+    return modules_unavailable(replaces(opts))
 
 
 def make_gotypes(opts: Options) -> dict[Path, str]:
