@@ -152,7 +152,9 @@ def modules_unavailable(local: dict[str, Path]) -> str | None:
     cache = goparse.gomodcache()
     for module in missing:
         version = gen_gotypes.PINS[module][0]
-        if not (cache / f"{goparse._escape(module)}@{version}").is_dir():
+        escaped = goparse._escape(module)
+        ziphash = cache / "cache" / "download" / escaped / "@v" / f"{version}.ziphash"
+        if not (cache / f"{escaped}@{version}").is_dir() or not ziphash.is_file():
             return f"{module}@{version} is not in the Go module cache"
     return None
 
