@@ -20,6 +20,8 @@ import gen_gotypes  # noqa: E402
 import generate  # noqa: E402
 import goparse  # noqa: E402
 
+pytestmark = pytest.mark.one_build  # the tree's files, the same for both builds
+
 FIX_ALL = "run: scripts/generate"
 FIX_GO = "run: scripts/generate --operator DIR"
 
