@@ -1,6 +1,6 @@
 """Regenerate the review payloads in admission/ and conversion/ from manifests/.
 
-    python examples/generate.py
+    scripts/generate   (runs documents() below and records each file's hash in scripts/generated.sums)
 
 Each AdmissionReview is what the apiserver would send for the manifest (user
 kubernetes-admin); each ConversionReview asks for the other version of the manifest.
@@ -64,11 +64,13 @@ def with_meta(obj: dict[str, Any], **meta: Any) -> dict[str, Any]:
     return out
 
 
-def write(path: str, doc: dict[str, Any]) -> None:
-    (HERE / path).write_text(json.dumps(doc, indent=2) + "\n")
+def documents() -> dict[Path, str]:
+    """Every review payload's text by path."""
+    out: dict[Path, str] = {}
 
+    def write(path: str, doc: dict[str, Any]) -> None:
+        out[HERE / path] = json.dumps(doc, indent=2) + "\n"
 
-def main() -> None:
     dgd = manifest("dgd-agg-v1beta1.yaml")
     dgd_alpha = manifest("dgd-agg-v1alpha1.yaml")
     disagg = manifest("dgd-disagg-v1alpha1.yaml")
@@ -103,6 +105,12 @@ def main() -> None:
           conversion([with_meta(dgdr, **stored)], "nvidia.com/v1alpha1", "c0a1b2c3-0004-4000-8000-000000000004"))
     write("conversion/dgdsa-to-v1alpha1.json",
           conversion([with_meta(dgdsa, **stored)], "nvidia.com/v1alpha1", "c0a1b2c3-0005-4000-8000-000000000005"))
+    return out
+
+
+def main() -> None:
+    for path, text in documents().items():
+        path.write_text(text)
 
 
 if __name__ == "__main__":

@@ -1,18 +1,17 @@
 """Derive apiserver/crds.json, what the offline API-server pipeline knows of each vendored CRD, from
 the pinned CRD manifests in tests/fixtures/crds/.
 
-    .venv/bin/python scripts/gen_crd_schemas.py
+Run by ``scripts/generate``.
 
 For every kind: its group, plural, scope and the scale subresource's replicas path; for every
 version: whether it is served, its deprecation warning and its ``openAPIV3Schema`` with the
 descriptions dropped (nothing the API server validates, prunes or defaults with is left out).
-tests/apiserver/test_crds.py checks that the checked-in file is what this script writes.
+``scripts/generate --check`` checks that the checked-in file is what this script writes.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +70,3 @@ def catalogue(crd_dir: Path = CRD_DIR) -> list[dict[str, Any]]:
 
 def render(kinds: list[dict[str, Any]]) -> str:
     return json.dumps(kinds, separators=(",", ":"), sort_keys=False) + "\n"
-
-
-def main() -> int:
-    OUT.write_text(render(catalogue()))
-    print(f"wrote {OUT.relative_to(ROOT)}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,7 @@
 """Derive the compact type skeletons in app/review/schemas/ from the operator's CRD manifests and Go types.
 
-    .venv/bin/python scripts/gen_schemas.py --operator path/to/deploy/operator path/to/nvidia.com_*.yaml
+Run by ``scripts/generate --operator path/to/deploy/operator``, from the vendored CRDs of
+``tests/fixtures/crds/``.
 
 A skeleton keeps only what a JSON type check needs: ``t`` (type), ``p`` (properties),
 ``i`` (items), ``a`` (additionalProperties), ``x`` (unchecked: preserve-unknown-fields or
@@ -22,7 +23,6 @@ are generated with ``--operator``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -62,14 +62,15 @@ class GoTypes:
 
     def __init__(self, operator: Path) -> None:
         import gen_gotypes
-        from goparse import Modules, pins_from_go_mod
+        from goparse import Modules, pins_from_go_mod, replaces_from_go_mod
 
         from gocompat import nodes
 
         self.nodes = nodes
         self.module, pins = pins_from_go_mod(operator)
         gen_gotypes.SPECIAL.update(EXTRA_SPECIAL)
-        self.tables = gen_gotypes.Tables(Modules(pins, {self.module: operator}))
+        local = {**replaces_from_go_mod(operator), self.module: operator}
+        self.tables = gen_gotypes.Tables(Modules(pins, local))
 
     def root(self, version: str, kind: str) -> Any:
         path = f"{self.module}/api/{version}"
@@ -160,15 +161,13 @@ def annotate(skel: dict[str, Any], crd: dict[str, Any], node: Any, struct: str, 
         annotate(skel["a"], crd["additionalProperties"], node.elem, struct, path)
 
 
-def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--operator", type=Path, help="deploy/operator of the pinned operator checkout")
-    parser.add_argument("crds", nargs="+")
-    args = parser.parse_args(argv)
-    go = GoTypes(args.operator) if args.operator else None
-    OUT.mkdir(parents=True, exist_ok=True)
-    for path in args.crds:
-        crd = yaml.safe_load(Path(path).read_text())
+def build(crds: list[Path], operator: Path | None) -> dict[Path, str]:
+    """Each skeleton's text by path, one per version of each CRD; with the Go types of
+    ``operator`` (a ``deploy/operator`` tree) when given."""
+    go = GoTypes(operator) if operator is not None else None
+    out: dict[Path, str] = {}
+    for path in crds:
+        crd = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         kind = crd["spec"]["names"]["kind"]
         group = crd["spec"]["group"]
         for version in crd["spec"]["versions"]:
@@ -178,9 +177,5 @@ def main(argv: list[str]) -> None:
                 root = go.root(version["name"], kind)
                 annotate(skel, schema, root, root.name, [])
             target = OUT / f"{group}_{version['name']}_{kind}.json"
-            target.write_text(json.dumps(skel, separators=(",", ":"), sort_keys=True) + "\n")
-            print(f"{target.relative_to(OUT.parent.parent)}: {target.stat().st_size} bytes")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
+            out[target] = json.dumps(skel, separators=(",", ":"), sort_keys=True) + "\n"
+    return out
