@@ -9,18 +9,16 @@ ai-dynamo/dynamo, ai-dynamo/grove and ai-dynamo/snapshot, as ``tools/opdiff/prep
 
 1. builds the operator's handlers and the vector recorder at that commit (``tools/opdiff/prepare``
    into ``--work``, which keeps the operator module copy);
-2. vendors the CRDs: every file of ``tests/fixtures/crds`` again from the operator's
-   ``config/crd/bases``, and the commit its README names;
-3. writes the commit into ``app/cli/version.py`` (``OPERATOR_COMMIT``, the one place it is named;
-   the vectors' ``source`` and ``prepare`` read it from there);
-4. runs every generator (``scripts/generate --operator DIR``; without it, the CRD-driven ones:
-   ``scripts/gen_crd_schemas.py`` and ``scripts/gen_schemas.py``);
-5. records the upstream vectors again (``tools/record``);
-6. with ``--opdiff-fixtures``, records the differential harness's replay fixtures again
+2. writes the commit into ``app/cli/version.py`` (``OPERATOR_COMMIT``, the one place it is named;
+   the vectors' ``source`` and ``prepare`` read it from there) and into the vendored CRDs' README;
+3. vendors the CRDs and runs every generator: ``scripts/generate --operator DIR`` (it copies every
+   file of ``tests/fixtures/crds`` again from the operator's ``config/crd/bases``);
+4. records the upstream vectors again (``tools/record``);
+5. with ``--opdiff-fixtures``, records the differential harness's replay fixtures again
    (``tools/opdiff/drive.py``, which needs ``$DYNAMO_WEBHOOK_TESTENV_BIN``; it runs a real API
    server and both webhook servers over thousands of reviews, far longer than the rest, so it is
    left out unless asked for);
-7. writes the report (``--report``, outside the tree by default): the CRD fields added, removed or
+6. writes the report (``--report``, outside the tree by default): the CRD fields added, removed or
    changed per kind and version; the vectors whose expected answers changed, grouped by webhook
    and rule message and by conversion path; the hand-kept converter declarations that no longer
    match the CRDs; the documents that still name the old commit. Nothing to do: an empty report.
@@ -89,18 +87,6 @@ def vector_files(tree: Path) -> dict[str, str]:
     return {str(p.relative_to(tree)): p.read_text() for p in files}
 
 
-def vendor_crds(tree: Path, operator: Path) -> list[str]:
-    """Copy every vendored CRD again from the operator module; the names no longer upstream."""
-    gone = []
-    for path in sorted((tree / CRD_DIR).glob("*.yaml")):
-        upstream = operator / "config" / "crd" / "bases" / path.name
-        if upstream.is_file():
-            shutil.copyfile(upstream, path)
-        else:
-            gone.append(path.name)
-    return gone
-
-
 def write_commit(tree: Path, old: str, new: str) -> None:
     version = tree / VERSION_FILE
     version.write_text(COMMIT_LINE.sub(f'OPERATOR_COMMIT = "{new}"', version.read_text(), count=1))
@@ -109,13 +95,9 @@ def write_commit(tree: Path, old: str, new: str) -> None:
 
 
 def generate(tree: Path, operator: Path) -> None:
-    if (tree / "scripts" / "generate").is_file():
-        run([str(tree / "scripts" / "generate"), "--operator", str(operator)], tree, "scripts/generate")
-        return
-    run([sys.executable, "scripts/gen_crd_schemas.py"], tree, "scripts/gen_crd_schemas.py")
-    crd_files = [str(p) for p in sorted((tree / CRD_DIR).glob("*.yaml"))]
-    run([sys.executable, "scripts/gen_schemas.py", "--operator", str(operator), *crd_files], tree,
-        "scripts/gen_schemas.py")
+    """scripts/generate --operator: the CRDs copied again, every generated file written again (run
+    with this interpreter: the tree may have no .venv of its own)."""
+    run([sys.executable, "scripts/generate.py", "--operator", str(operator)], tree, "scripts/generate")
 
 
 def record_opdiff(tree: Path, repo: Path, commit: str, work: Path) -> str:
@@ -220,10 +202,9 @@ def repin(args: argparse.Namespace) -> tuple[str, Path]:
     run([str(tree / "tools" / "opdiff" / "prepare"), str(repo), grove, snapshot, str(work), new], tree,
         "tools/opdiff/prepare")
     operator = work / "operator"
-    notes = [f"vendored CRD {name} is no longer in the operator's config/crd/bases"
-             for name in vendor_crds(tree, operator)]
+    notes: list[str] = []
     write_commit(tree, old, new)
-    print("repin: running the generators", file=sys.stderr)
+    print("repin: vendoring the CRDs, running the generators", file=sys.stderr)
     generate(tree, operator)
     print("repin: recording the upstream vectors", file=sys.stderr)
     run([sys.executable, "-m", "tools.record.record", "--recorder", str(work / "record"), "--root", str(tree)],
