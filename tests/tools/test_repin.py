@@ -243,3 +243,19 @@ def test_bad_input_gets_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main([str(tmp_path / "op"), "--commit", "deadbeef", "--grove", str(tmp_path),
                  "--snapshot", str(tmp_path)]) == 1
     assert capsys.readouterr().err == f"repin: no commit deadbeef in {tmp_path / 'op'}\n"
+
+
+def test_the_commit_is_written_in_one_place_and_old_mentions_are_listed(tmp_path: Path) -> None:
+    from tools.repin.main import naming_old_commit, pinned_commit, write_commit
+
+    (tmp_path / "app/cli").mkdir(parents=True)
+    shutil.copy(ROOT / "app/cli/version.py", tmp_path / "app/cli/version.py")
+    (tmp_path / "tests/fixtures/crds").mkdir(parents=True)
+    shutil.copy(CRD_DIR / "README.md", tmp_path / "tests/fixtures/crds/README.md")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs/x.md").write_text(f"pinned at {OPERATOR_COMMIT}\n")
+    write_commit(tmp_path, OPERATOR_COMMIT, "0123456789ab")
+    assert pinned_commit(tmp_path) == "0123456789ab"
+    assert " at 0123456789ab " in (tmp_path / "tests/fixtures/crds/README.md").read_text()
+    assert naming_old_commit(tmp_path, OPERATOR_COMMIT, "0123456789ab") == ["docs/x.md"]
+    assert naming_old_commit(tmp_path, OPERATOR_COMMIT, OPERATOR_COMMIT) == []
