@@ -100,10 +100,14 @@ def generate(tree: Path, operator: Path) -> None:
     run([sys.executable, "scripts/generate.py", "--operator", str(operator)], tree, "scripts/generate")
 
 
-def record_opdiff(tree: Path, repo: Path, commit: str, work: Path) -> str:
-    """The replay fixtures again from the new operator; the driver's summary line."""
+def record_opdiff(tree: Path, repo: Path, commit: str, work: Path) -> list[str]:
+    """The replay fixtures again from the new operator; a note when answers differ (nothing to do
+    when the service answers every review as the operator does)."""
     if not os.environ.get("DYNAMO_WEBHOOK_TESTENV_BIN"):
         raise RepinError("--opdiff-fixtures needs DYNAMO_WEBHOOK_TESTENV_BIN (scripts/kube-testenv prints it)")
+    if not (tree / ".venv" / "bin" / "dynamo-webhook").is_file():
+        raise RepinError(f"--opdiff-fixtures runs the tree's own service: no {tree / '.venv/bin/dynamo-webhook'} "
+                         "(scripts/bootstrap makes it)")
     bases = work / "bases"
     shutil.rmtree(bases, ignore_errors=True)
     listed = run(["git", "-C", str(repo), "grep", "-l", "-E", "^kind: Dynamo", commit, "--",
@@ -115,9 +119,6 @@ def record_opdiff(tree: Path, repo: Path, commit: str, work: Path) -> str:
         target.write_text(run(["git", "-C", str(repo), "show", f"{commit}:{name}"], repo, f"reading {name}"))
     report_file = work / "opdiff-report.txt"
     report_file.unlink(missing_ok=True)
-    if not (tree / ".venv" / "bin" / "dynamo-webhook").is_file():
-        raise RepinError(f"--opdiff-fixtures runs the tree's own service: no {tree / '.venv/bin/dynamo-webhook'} "
-                         "(scripts/bootstrap makes it)")
     run([sys.executable, "-m", "tools.opdiff.drive", "--opdiff", str(work / "opdiff"), "--bases", str(bases),
          "tests/fixtures/admission/manifests", "examples/manifests", "--count", "2500", "--seed", "1",
          "--fixtures", "tests/fixtures/opdiff/cases.jsonl.xz", "--report", str(report_file)],
@@ -126,8 +127,8 @@ def record_opdiff(tree: Path, repo: Path, commit: str, work: Path) -> str:
         raise RepinError("tools/opdiff/drive.py wrote no report")
     differences = [line for line in report_file.read_text().splitlines() if line.startswith("#")]
     if not differences:
-        return "tools/opdiff: the service answers every review as the operator does"
-    return f"tools/opdiff: {len(differences)} answers differ from the operator's; the list: {report_file}"
+        return []
+    return [f"tools/opdiff: {len(differences)} answers differ from the operator's; the list: {report_file}"]
 
 
 def naming_old_commit(tree: Path, old: str, new: str) -> list[str]:
@@ -216,7 +217,7 @@ def repin(args: argparse.Namespace) -> tuple[str, Path]:
         tree, "tools/record")
     if args.opdiff_fixtures:
         print("repin: recording the differential harness's fixtures (long)", file=sys.stderr)
-        notes.append(record_opdiff(tree, repo, new, work))
+        notes += record_opdiff(tree, repo, new, work)
     notes += [f"{doc} still names {old}" for doc in naming_old_commit(tree, old, new)]
     new_crds = crds.load(tree / CRD_DIR)
     text = report(crds.diff(old_crds, new_crds), old_vectors, vector_files(tree),
