@@ -259,3 +259,27 @@ def test_the_commit_is_written_in_one_place_and_old_mentions_are_listed(tmp_path
     assert " at 0123456789ab " in (tmp_path / "tests/fixtures/crds/README.md").read_text()
     assert naming_old_commit(tmp_path, OPERATOR_COMMIT, "0123456789ab") == ["docs/x.md"]
     assert naming_old_commit(tmp_path, OPERATOR_COMMIT, OPERATOR_COMMIT) == []
+
+
+def test_a_refused_generate_leaves_the_tree_as_it_was(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tools.repin.main import main
+
+    tree = tmp_path / "tree"
+    for name in ("app/cli/version.py", "tests/fixtures/crds/README.md"):
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tree / name)
+    (tree / "tools/opdiff").mkdir(parents=True)
+    (tree / "tools/opdiff/prepare").write_text('#!/bin/sh\nmkdir -p "$4/operator"\n')
+    (tree / "tools/opdiff/prepare").chmod(0o755)
+    (tree / "scripts").mkdir()
+    (tree / "scripts/generate.py").write_text("import sys\nsys.exit('scripts/gen_gotypes.py pins k8s.io/api v0')\n")
+    operator = tmp_path / "op"
+    subprocess.run(["git", "init", "-q", str(operator)], check=True)
+    subprocess.run(["git", "-C", str(operator), "-c", "user.email=t@example.com", "-c", "user.name=t",
+                    "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    before = (tree / "app/cli/version.py").read_text()
+    assert main([str(operator), "--tree", str(tree), "--work", str(tmp_path / "work"),
+                 "--grove", str(tmp_path), "--snapshot", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == "repin: scripts/generate failed (exit 1): scripts/gen_gotypes.py pins k8s.io/api v0"
+    assert (tree / "app/cli/version.py").read_text() == before

@@ -9,10 +9,12 @@ ai-dynamo/dynamo, ai-dynamo/grove and ai-dynamo/snapshot, as ``tools/opdiff/prep
 
 1. builds the operator's handlers and the vector recorder at that commit (``tools/opdiff/prepare``
    into ``--work``, which keeps the operator module copy);
-2. writes the commit into ``app/cli/version.py`` (``OPERATOR_COMMIT``, the one place it is named;
+2. vendors the CRDs and runs every generator: ``scripts/generate --operator DIR`` (it copies every
+   file of ``tests/fixtures/crds`` again from the operator's ``config/crd/bases``; when the
+   operator's ``go.mod`` requires other Go modules than ``scripts/gen_gotypes.py`` pins, it stops
+   before writing anything, and so does repin, saying which);
+3. writes the commit into ``app/cli/version.py`` (``OPERATOR_COMMIT``, the one place it is named;
    the vectors' ``source`` and ``prepare`` read it from there) and into the vendored CRDs' README;
-3. vendors the CRDs and runs every generator: ``scripts/generate --operator DIR`` (it copies every
-   file of ``tests/fixtures/crds`` again from the operator's ``config/crd/bases``);
 4. records the upstream vectors again (``tools/record``);
 5. with ``--opdiff-fixtures``, records the differential harness's replay fixtures again
    (``tools/opdiff/drive.py``, which needs ``$DYNAMO_WEBHOOK_TESTENV_BIN``; it runs a real API
@@ -209,9 +211,9 @@ def repin(args: argparse.Namespace) -> tuple[str, Path]:
         "tools/opdiff/prepare")
     operator = work / "operator"
     notes: list[str] = []
-    write_commit(tree, old, new)
     print("repin: vendoring the CRDs, running the generators", file=sys.stderr)
-    generate(tree, operator)
+    generate(tree, operator)  # first: when it refuses the operator, it has written nothing
+    write_commit(tree, old, new)
     print("repin: recording the upstream vectors", file=sys.stderr)
     run([sys.executable, "-m", "tools.record.record", "--recorder", str(work / "record"), "--root", str(tree)],
         tree, "tools/record")
