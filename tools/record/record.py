@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.cli.version import OPERATOR_COMMIT, OPERATOR_REPOSITORY  # noqa: E402
 from app.review.compare import ARTEFACTS, OPAQUE_SUFFIXES, Context, diff_paths, normalize  # noqa: E402
+from tests.e2e.admission import HUB_REGISTERED, MUTATING, VALIDATING  # noqa: E402
 from tools.opdiff.drive import admission_review as opdiff_review  # noqa: E402
 
 Obj = dict[str, Any]
@@ -52,19 +53,6 @@ ADMISSION_KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment", "Dynamo
 #: Kinds whose validating cases are also kept on their own (``<Kind>.validating.jsonl``).
 VALIDATING_COPIES = ("DynamoGraphDeployment", "DynamoComponentDeployment")
 CONVERSION_FILES = ("vectors_dgd.jsonl", "vectors_dcd.jsonl", "dgdr_vectors.jsonl", "dgdsa_vectors.jsonl")
-VALIDATING = {
-    "DynamoGraphDeployment": "/validate/nvidia.com/v1beta1/dynamographdeployments",
-    "DynamoComponentDeployment": "/validate/nvidia.com/v1beta1/dynamocomponentdeployments",
-    "DynamoGraphDeploymentRequest": "/validate-nvidia-com-v1beta1-dynamographdeploymentrequest",
-    "DynamoModel": "/validate-nvidia-com-v1alpha1-dynamomodel",
-}
-MUTATING = {
-    "DynamoGraphDeployment": "/mutate/nvidia.com/v1beta1/dynamographdeployments",
-    "DynamoComponentDeployment": "/mutate-nvidia-com-v1beta1-dynamocomponentdeployment",
-    "DynamoGraphDeploymentRequest": "/mutate-nvidia-com-v1beta1-dynamographdeploymentrequest",
-}
-#: Registered for the hub (matchPolicy Equivalent): the API server converts other versions first.
-HUB_REGISTERED = frozenset(("DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoGraphDeploymentRequest"))
 #: A case keeps at most this many field errors of a denial, and members of a patch.
 MAX_CAUSES = 3
 ORIGIN_VERSION = "/metadata/annotations/nvidia.com~1dynamo-operator-origin-version"
@@ -199,7 +187,7 @@ def record_admission(op: Operator, vec: Obj) -> Obj:
         obj = op.convert(obj, BETA)
         old = op.convert(old, BETA) if old is not None else None
     mutating = vec["webhook"] == "mutating"
-    path = (MUTATING if mutating else VALIDATING)[vec["kind"]]
+    path = MUTATING[vec["kind"]] if mutating else VALIDATING[vec["kind"]][1]
     response = op.ask(path, admission_review(path, vec, obj, old))
     expect: Obj = {
         "allowed": bool(response.get("allowed")),
