@@ -16,9 +16,9 @@ from bench import bench_list
 OBJECTS = 20
 
 #: A real control plane, like the end-to-end suite's; the benchmark's code is Python in both builds.
-pytestmark = [pytest.mark.e2e, pytest.mark.one_build, pytest.mark.timeout(600)]
-
-
+@pytest.mark.e2e
+@pytest.mark.one_build
+@pytest.mark.timeout(600)
 def test_the_reads_of_a_few_dgds_through_the_service_are_counted_and_timed() -> None:
     result = bench_list.measure((OBJECTS,), (build_kind(),), None)
     assert result["notes"] == []
@@ -52,3 +52,14 @@ def test_without_the_operators_binary_it_says_so_in_one_line(monkeypatch: pytest
     monkeypatch.setenv(bench_list.OPERATOR_ENV, str(missing))
     assert bench_list.operator_binary(None) == (missing, "")
     assert os.access(missing, os.X_OK)
+
+
+@pytest.mark.parametrize("sizes", ["ten", "0", "1000,-5"])
+def test_a_size_that_is_not_a_positive_number_is_refused_in_one_line(
+    sizes: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        bench_list.main(["--sizes", sizes])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("python -m bench.bench_list: error: --sizes: not a positive number of objects")
