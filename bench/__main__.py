@@ -34,7 +34,7 @@ import orjson
 
 from app.review.reviews import parse_json
 from app.server.build import build_kind
-from bench import bench_conversion, bench_hostile, bench_large, bench_numbers, payloads
+from bench import bench_conversion, bench_hostile, bench_large, bench_list, bench_numbers, payloads
 from bench.harness import (
     PYTHON,
     ROOT,
@@ -238,6 +238,20 @@ def main(argv: list[str] | None = None) -> int:
         help="objects per large ConversionReview (bench.bench_large; default %(default)s; empty: none)",
     )
     parser.add_argument(
+        "--list-sizes",
+        default=None,
+        help="DGDs stored as v1alpha1 the LIST benchmark reads through a real kube-apiserver "
+        f"(bench.bench_list; default {','.join(map(str, bench_list.SIZES))}, 100 with --quick; "
+        "e.g. 1000,10000; empty: none)",
+    )
+    parser.add_argument(
+        "--operator-webhook",
+        default=None,
+        metavar="PATH",
+        help="the operator's webhook binary (tools/opdiff/prepare) the LIST benchmark measures beside "
+        f"the service (default ${bench_list.OPERATOR_ENV}); without it, the service alone, saying so",
+    )
+    parser.add_argument(
         "--no-hostile", action="store_true", help="leave out the hostile mix (bench.bench_hostile, a few minutes)"
     )
     args = parser.parse_args(argv)
@@ -245,6 +259,10 @@ def main(argv: list[str] | None = None) -> int:
         args.duration = QUICK_DURATION
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    try:
+        bench_list.parse_sizes(args.list_sizes or "")
+    except ValueError as err:
+        parser.error(f"--list-sizes: {err}")
     wanted = [s for s in args.scenarios.split(",") if s]
     unknown = set(wanted) - {sc.name for sc in SCENARIOS}
     if unknown:
@@ -315,6 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     if sizes:
         log(f"large ConversionReviews: {', '.join(map(str, sizes))} objects, a server each")
         results["large_reviews"] = bench_large.measure(sizes)
+    list_sizes = args.list_sizes if args.list_sizes is not None else (
+        "100" if args.quick else ",".join(map(str, bench_list.SIZES)))
+    if list_sizes:
+        log(f"LIST through the conversion webhook: {list_sizes} DGDs")
+        results["list"] = bench_list.measure_with(bench_list.parse_sizes(list_sizes), bench_list.BUILDS,
+                                                  args.operator_webhook)
     if not args.no_hostile:
         log("the hostile mix: a server each row")
         results["hostile"] = bench_hostile.measure(args.quick)

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,14 +50,18 @@ REFUSED = (ROOT / "tests" / "fixtures" / "admission" / "manifests" / "v1alpha1" 
            / "vllm-agg__utils-tests-fixtures-v1alpha1-agg.yaml")
 
 
-def seed(cp: Any, count: int, workers: int = 6) -> float:
-    """Create ``count`` v1alpha1 DGDs with raw POSTs; returns the seconds it took."""
+def seed(cp: Any, count: int, workers: int = 6, dress: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> float:
+    """Create ``count`` v1alpha1 DGDs with raw POSTs; returns the seconds it took. ``dress``: more
+    metadata for each (labels, annotations: what objects on a real cluster carry), given the
+    manifest as it is about to be sent."""
     allowed, refused = (yaml.safe_load(p.read_text()) for p in (ALLOWED, REFUSED))
 
     def create(i: int) -> None:
         doc = copy.deepcopy(refused if i % 10 == 9 else allowed)
         namespace = f"bench-{i % NAMESPACES}"
         doc["metadata"] = {"name": f"dgd-{i:05d}", "namespace": namespace}
+        if dress is not None:
+            doc["metadata"].update(dress(doc))
         status, body = cp.raw("POST", f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/{PLURAL}", doc)
         if status != 201:
             raise RuntimeError(f"creating dgd-{i:05d}: {status} {body[:300]!r}")

@@ -6,7 +6,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from bench import bench_hostile, bench_large, bench_numbers
+from bench import bench_hostile, bench_large, bench_list, bench_numbers
 from bench.scenarios import SCENARIOS, TARGETS, Scenario
 
 
@@ -372,6 +372,18 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
             "the answer, streamed past 256 KiB and decoded whole below.",
             "",
             bench_numbers.table(results["numbers"]),
+        ]
+    if results.get("list"):
+        lines += [
+            "",
+            "## LIST through the conversion webhook",
+            "",
+            "DGDs stored as v1alpha1 read as v1beta1 through a real kube-apiserver, each read from a cold "
+            "watch cache (`bench/bench_list.py`): the operator's handlers beside the service's builds. "
+            "CPU ms per object: the webhook's user + system time from /proc, the figure to compare on a "
+            "shared machine.",
+            "",
+            bench_list.table(results["list"]),
         ]
     for module, text in results.get("domain_benches", {}).items():
         lines += ["", f"`python -m {module}`:", "", "```", text, "```"]

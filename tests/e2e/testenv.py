@@ -326,6 +326,14 @@ class ControlPlane:
         self._write_kubeconfig()
         wait_until(lambda: self._ready(apiserver), timeout, "kube-apiserver /readyz", interval=0.25)
 
+    def restart_apiserver(self, timeout: float = 120.0) -> None:
+        """Stop kube-apiserver and start it again on the same etcd, flags and port: its caches
+        (the watch cache among them) and its metrics start empty. Returns once ``/readyz`` is ok."""
+        apiserver = next(proc for proc in self.procs if proc.name == "kube-apiserver")
+        apiserver.stop()
+        apiserver.start()
+        wait_until(lambda: self._ready(apiserver), timeout, "kube-apiserver /readyz after a restart", interval=0.25)
+
     def _etcd_healthy(self, proc: Proc) -> bool:
         if not proc.alive():
             raise Fatal(f"etcd exited:\n{proc.log_tail()}")
