@@ -184,7 +184,7 @@ def start_webhook(
     cert_dir: Path,
     workdir: Path,
     *,
-    workers: int = 1,
+    workers: int | None = 1,
     extra: Sequence[str] = (),
     env: dict[str, str] | None = None,
     metrics_port: int | None = None,
@@ -193,7 +193,7 @@ def start_webhook(
     cpus: set[int] | None = None,
 ) -> ServerProcess:
     """``dynamo-webhook serve`` on loopback (``floor``: the same server with the rules taken
-    out, :mod:`bench.floor_server`)."""
+    out, :mod:`bench.floor_server`), with ``workers`` worker processes (None: serve's default)."""
     port = free_port()
     program = [PYTHON, "-m", "bench.floor_server"] if floor else [str(WEBHOOK_EXE)]
     argv = [
@@ -211,8 +211,7 @@ def start_webhook(
         str(cert_dir),
         "--cert-mode",
         "dev",
-        "--workers",
-        str(workers),
+        *(["--workers", str(workers)] if workers is not None else []),
         "--log-format",
         "json",
         "--log-level",
