@@ -158,12 +158,14 @@ def whole_machine(
     """Each of ``scenarios`` on the whole machine beside the pinned webhook (:mod:`bench.bench_machine`):
     the figures of each go to the scenario's entry, under ``machine``."""
     log(f"the whole machine: serve --workers {bench_machine.WORKERS}, not pinned, beside the per-core webhook")
+    started = time.monotonic()
     with bench_machine.start(cert_dir, work) as whole:
         for sc in scenarios:
             log(f"  {sc.title}: {bench_machine.ROUNDS} rounds each")
             spec = work / f"{sc.name}-spec.json"
             rounds = bench_machine.measure(per_core, whole, cafile, spec, work, sc.connections, args.quick, loadgen_cpus)
             results["scenarios"][sc.name]["machine"] = {key: combine_rounds(got) for key, got in rounds.items()}
+    results["meta"]["machine_seconds"] = round(time.monotonic() - started, 1)
 
 
 def _cpu_per_call(

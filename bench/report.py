@@ -117,10 +117,11 @@ def machine_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _machine_section(rows: list[dict[str, Any]]) -> list[str]:
+def _machine_section(rows: list[dict[str, Any]], seconds: float | None) -> list[str]:
     measured = machine_table(rows)
     if not measured:
         return []
+    took = f" The whole-machine run took {seconds:.0f} s." if seconds is not None else ""
     return [
         "",
         "## The whole machine",
@@ -132,7 +133,7 @@ def _machine_section(rows: list[dict[str, Any]]) -> list[str]:
         f"generator on the other CPU), measured again in rounds that alternate with the two-worker ones "
         f"({bench_machine.ROUNDS} each): figures are the median round's, \"2 CPUs / per core\" the median "
         f"of the rounds' throughput ratios. CPU ms/req is the server's processes' (supervisor and "
-        f"workers) from /proc.",
+        f"workers) from /proc.{took}",
         "",
         measured,
     ]
@@ -368,7 +369,7 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
         f"machine, below.",
         "",
         table(results, rows),
-        *_machine_section(rows),
+        *_machine_section(rows, meta.get("machine_seconds")),
         "",
         "## Targets",
         "",

@@ -69,7 +69,7 @@ def test_the_whole_machine_is_reported_beside_the_per_core_figure(tmp_path: Path
     entry = {"webhook": {"closed": web, "open": latency}, "echo": {"closed": echo, "open": latency}}
     results: dict[str, Any] = {
         "meta": {"date": "today", "machine": "test", "cpus": 2, "loadavg_start": "0", "python": "3",
-                 "duration": 1, "latency_duration": 1, "command": "python -m bench"},
+                 "duration": 1, "latency_duration": 1, "command": "python -m bench", "machine_seconds": 61.2},
         "scenarios": {"validate-migrated": {**entry, "machine": machine}, "mutate": entry},
     }
     rows = {row["name"]: row for row in build_rows(results)}
@@ -87,5 +87,6 @@ def test_the_whole_machine_is_reported_beside_the_per_core_figure(tmp_path: Path
     assert cells[rows["mutate"]["scenario"]] == ["100", ""]
     section = text.split("## The whole machine", 1)[1]
     assert "`serve --workers 2`" in section and "2 load generator processes at once, not pinned" in section
+    assert "The whole-machine run took 61 s." in section
     assert f"| {migrated['scenario']} | 100 | 180 | 1.80 | 0.200 | 0.220 |" in section
     assert rows["mutate"]["scenario"] not in section.split("## Targets")[0]
