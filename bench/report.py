@@ -130,7 +130,9 @@ def _machine_section(rows: list[dict[str, Any]], seconds: float | None) -> list[
         f"{bench_machine.LOADGENS} load generator processes at once, not pinned either (each half the "
         f"connections): the servers and the clients share both CPUs, so the clients' CPU time is taken "
         f"from the servers'. \"Per core\" is the pinned one-process webhook of the table above (its load "
-        f"generator on the other CPU), measured again in rounds that alternate with the two-worker ones "
+        f"generator on the other CPU: the same two CPUs, one for the server and one for its client; a "
+        f"ratio of 1 is two workers answering as much as one process with a CPU of its own), measured "
+        f"again in rounds that alternate with the two-worker ones "
         f"({bench_machine.ROUNDS} each): figures are the median round's, \"2 CPUs / per core\" the median "
         f"of the rounds' throughput ratios. CPU ms/req is the server's processes' (supervisor and "
         f"workers) from /proc.{took}",
