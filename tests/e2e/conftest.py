@@ -67,7 +67,7 @@ def start_cluster(cp: ControlPlane, kubectl: Kubectl, workdir: Path, *args: str)
 def cluster(cp: ControlPlane, kubectl: Kubectl) -> Iterator[Cluster]:
     with tempfile.TemporaryDirectory(prefix="dynamo-webhook-e2e-serve-") as tmp:
         # The Checkpoint gate on, so that DynamoCheckpoint has an admitted case too.
-        # The memory budget the Deployment's pod gives the service (moved into its limit later).
+        # The workers and memory budget the Deployment's pod gives the service (moved into its limit later).
         c = start_cluster(cp, kubectl, Path(tmp), "--feature-checkpoint", *pod_serve_args())
         try:
             yield c
