@@ -5,8 +5,9 @@ one after the other by the same load generator (:mod:`bench.loadgen`, a separate
 the same reviews (:mod:`bench.scenarios`, built by :mod:`bench.payloads` from the upstream
 manifests). For each scenario: closed-loop throughput, latency and CPU time per request at the
 scenario's connections (in rounds, the webhook, echo and the floor server taking turns), then
-open-loop latency at a fixed rate (or one request at a time for ConversionReviews). Then
-in-process timings: each scenario's review dispatch, and conversion per object of every kind both
+open-loop latency at a fixed rate (or one request at a time for ConversionReviews). For two of
+them, the whole machine: ``serve --workers 2`` on both CPUs beside the per-core figure
+(:mod:`bench.bench_machine`). Then in-process timings: each scenario's review dispatch, and conversion per object of every kind both
 ways (:mod:`bench.bench_conversion`), and ConversionReviews of numbers past a double's range beside
 realistic ones (:mod:`bench.bench_numbers`). Prints the report and writes
 ``report.md``, ``results.json`` and ``throughput.png`` (when matplotlib is installed:
@@ -34,14 +35,22 @@ import orjson
 
 from app.review.reviews import parse_json
 from app.server.build import build_kind
-from bench import bench_conversion, bench_hostile, bench_large, bench_list, bench_numbers, payloads
+from bench import (
+    bench_conversion,
+    bench_hostile,
+    bench_large,
+    bench_list,
+    bench_machine,
+    bench_numbers,
+    payloads,
+)
 from bench.harness import (
     PYTHON,
     ROOT,
     ServerProcess,
-    cpu_seconds,
     cpu_split,
     ensure_certs,
+    loaded_round,
     rss_kib,
     run_loadgen,
     start_echo,
@@ -102,12 +111,7 @@ def closed_rounds(
         shift = index % len(servers)
         for server in servers[shift:] + servers[:shift]:
             out = work / f"{server.name}-{sc.name}.json"
-            cpu_before = cpu_seconds(server.pid)
-            got = run_loadgen(
-                server.port, cafile, spec, out, connections=sc.connections, duration=seconds, cpus=cpus
-            )
-            cpu = cpu_seconds(server.pid) - cpu_before
-            got["cpu_ms_per_request"] = cpu / got["ok"] * 1000 if got["ok"] else 0.0
+            got = loaded_round(server, cafile, spec, out, connections=sc.connections, duration=seconds, cpus=cpus)
             rounds[server.name].append(got)
     return {name: combine_rounds(got) for name, got in rounds.items()}
 
@@ -147,6 +151,29 @@ def latency_run(
         }
     # One review at a time: the latency the apiserver sees for a large list conversion.
     return {"single": run_loadgen(server.port, cafile, spec, out, connections=1, duration=seconds, cpus=cpus)}
+
+
+def whole_machine(
+    scenarios: list[Scenario],
+    per_core: ServerProcess,
+    cert_dir: Path,
+    cafile: Path,
+    work: Path,
+    args: argparse.Namespace,
+    loadgen_cpus: set[int] | None,
+    results: dict[str, Any],
+) -> None:
+    """Each of ``scenarios`` on the whole machine beside the pinned webhook (:mod:`bench.bench_machine`):
+    the figures of each go to the scenario's entry, under ``machine``."""
+    log(f"the whole machine: serve --workers {bench_machine.WORKERS}, not pinned, beside the per-core webhook")
+    started = time.monotonic()
+    with bench_machine.start(cert_dir, work) as whole:
+        for sc in scenarios:
+            log(f"  {sc.title}: {bench_machine.ROUNDS} rounds each")
+            spec = work / f"{sc.name}-spec.json"
+            rounds = bench_machine.measure(per_core, whole, cafile, spec, work, sc.connections, args.quick, loadgen_cpus)
+            results["scenarios"][sc.name]["machine"] = {key: combine_rounds(got) for key, got in rounds.items()}
+    results["meta"]["machine_seconds"] = round(time.monotonic() - started, 1)
 
 
 def _cpu_per_call(
@@ -254,6 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-hostile", action="store_true", help="leave out the hostile mix (bench.bench_hostile, a few minutes)"
     )
+    parser.add_argument(
+        "--no-machine",
+        action="store_true",
+        help="leave out the whole-machine run (bench.bench_machine: serve --workers 2 on both CPUs, about a minute)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.duration = QUICK_DURATION
@@ -319,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
                     entry[key] = {"closed": closed[server.name], **latency}
                     rss[server.name].append(rss_kib(server.pid))
                 results["scenarios"][sc.name] = entry
+            machine = [sc for sc in scenarios if sc.name in bench_machine.SCENARIOS and not args.no_machine]
+            if machine:
+                whole_machine(machine, webhook, cert_dir, cafile, work, args, loadgen_cpus, results)
             web_rss = rss["dynamo-webhook"]
             results["rss"] = {
                 "webhook_steady_mib": rss_kib(webhook.pid) / 1024,

@@ -184,7 +184,7 @@ def start_webhook(
     cert_dir: Path,
     workdir: Path,
     *,
-    workers: int = 1,
+    workers: int | None = 1,
     extra: Sequence[str] = (),
     env: dict[str, str] | None = None,
     metrics_port: int | None = None,
@@ -193,7 +193,7 @@ def start_webhook(
     cpus: set[int] | None = None,
 ) -> ServerProcess:
     """``dynamo-webhook serve`` on loopback (``floor``: the same server with the rules taken
-    out, :mod:`bench.floor_server`)."""
+    out, :mod:`bench.floor_server`), with ``workers`` worker processes (None: serve's default)."""
     port = free_port()
     program = [PYTHON, "-m", "bench.floor_server"] if floor else [str(WEBHOOK_EXE)]
     argv = [
@@ -211,8 +211,7 @@ def start_webhook(
         str(cert_dir),
         "--cert-mode",
         "dev",
-        "--workers",
-        str(workers),
+        *(["--workers", str(workers)] if workers is not None else []),
         "--log-format",
         "json",
         "--log-level",
@@ -304,3 +303,16 @@ def run_loadgen(port: int, cafile: Path, spec_file: Path, out: Path, **kwargs: A
     duration = float(kwargs.get("duration", 10.0))
     proc = start_loadgen(port, cafile, spec_file, out, **kwargs)
     return finish_loadgen(proc, out, timeout=duration + 60)
+
+
+def loaded_round(
+    server: ServerProcess, cafile: Path, spec_file: Path, out: Path, *, connections: int, duration: float,
+    cpus: set[int] | None = None,
+) -> dict[str, Any]:
+    """One closed-loop run of the load generator (on ``cpus``) against a one-process server: its
+    summary, with the server's CPU time per answered request (``cpu_ms_per_request``)."""
+    before = cpu_seconds(server.pid)
+    got = run_loadgen(server.port, cafile, spec_file, out, connections=connections, duration=duration, cpus=cpus)
+    cpu = cpu_seconds(server.pid) - before
+    got["cpu_ms_per_request"] = cpu / got["ok"] * 1000 if got["ok"] else 0.0
+    return got

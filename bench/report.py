@@ -6,7 +6,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from bench import bench_hostile, bench_large, bench_list, bench_numbers
+from bench import bench_hostile, bench_large, bench_list, bench_machine, bench_numbers
 from bench.scenarios import SCENARIOS, TARGETS, Scenario
 
 
@@ -67,9 +67,78 @@ def build_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
             "lat_p99": wl.get("p99_ms", 0.0),
             "echo_lat_p50": el.get("p50_ms", 0.0),
             "echo_lat_p99": el.get("p99_ms", 0.0),
+            **_machine(entry.get("machine")),
         }
         rows.append(row)
     return rows
+
+
+def _machine(machine: dict[str, Any] | None) -> dict[str, Any]:
+    """A row's whole-machine figures (:mod:`bench.bench_machine`; None when not measured): the
+    two-worker webhook's on both CPUs, the pinned one-process webhook's of the same rounds, and the
+    median of the rounds' throughput ratios."""
+    if machine is None:
+        return {"machine_rps": None}
+    whole, per_core = machine["whole"], machine["per_core"]
+    return {
+        "machine_rps": whole["rps"],
+        "machine_per_core_rps": per_core["rps"],
+        "machine_scaling": paired_ratio(whole, per_core, "rps"),
+        "machine_cpu_ms": whole["cpu_ms_per_request"],
+        "machine_per_core_cpu_ms": per_core["cpu_ms_per_request"],
+        "machine_p99": whole["p99_ms"],
+        "machine_per_core_p99": per_core["p99_ms"],
+        "machine_errors": whole["errors"] + per_core["errors"],
+    }
+
+
+def _machine_cell(row: dict[str, Any]) -> str:
+    if row.get("machine_rps") is None:
+        return ""
+    return f"{row['machine_rps']:.0f} ({row['machine_scaling']:.2f}x)"
+
+
+def machine_table(rows: list[dict[str, Any]]) -> str:
+    """The whole-machine rows (:mod:`bench.bench_machine`), or an empty string."""
+    measured = [r for r in rows if r.get("machine_rps") is not None]
+    if not measured:
+        return ""
+    lines = [
+        "| scenario | per core req/s | 2 CPUs req/s | 2 CPUs / per core | CPU ms/req per core | CPU ms/req 2 CPUs "
+        "| p99 ms per core | p99 ms 2 CPUs | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r['scenario']} | {r['machine_per_core_rps']:.0f} | {r['machine_rps']:.0f} | {r['machine_scaling']:.2f} | "
+        f"{r['machine_per_core_cpu_ms']:.3f} | {r['machine_cpu_ms']:.3f} | {r['machine_per_core_p99']:.2f} | "
+        f"{r['machine_p99']:.2f} | {r['machine_errors']} |"
+        for r in measured
+    ]
+    return "\n".join(lines)
+
+
+def _machine_section(rows: list[dict[str, Any]], seconds: float | None) -> list[str]:
+    measured = machine_table(rows)
+    if not measured:
+        return []
+    took = f" The whole-machine run took {seconds:.0f} s." if seconds is not None else ""
+    return [
+        "",
+        "## The whole machine",
+        "",
+        f"`serve --workers {bench_machine.WORKERS}` (the default on two CPUs), not pinned, loaded by "
+        f"{bench_machine.LOADGENS} load generator processes at once, not pinned either (each half the "
+        f"connections): the servers and the clients share both CPUs, so the clients' CPU time is taken "
+        f"from the servers'. \"Per core\" is the pinned one-process webhook of the table above (its load "
+        f"generator on the other CPU: the same two CPUs, one for the server and one for its client; a "
+        f"ratio of 1 is two workers answering as much as one process with a CPU of its own), measured "
+        f"again in rounds that alternate with the two-worker ones "
+        f"({bench_machine.ROUNDS} each): figures are the median round's, \"2 CPUs / per core\" the median "
+        f"of the rounds' throughput ratios. CPU ms/req is the server's processes' (supervisor and "
+        f"workers) from /proc.{took}",
+        "",
+        measured,
+    ]
 
 
 def _rule_budget(row: dict[str, Any], target: float) -> str:
@@ -178,15 +247,15 @@ def _floor(row: dict[str, Any]) -> str:
 
 def table(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| scenario | webhook req/s | echo req/s | ratio | CPU ms/req (echo) | CPU ratio | in-process dispatch ms "
-        "| HTTP+logging ms | floor CPU ms/req (ratio) | p50 ms (echo) | p99 ms (echo) "
+        "| scenario | webhook req/s | 2 CPUs req/s (x per core) | echo req/s | ratio | CPU ms/req (echo) | CPU ratio "
+        "| in-process dispatch ms | HTTP+logging ms | floor CPU ms/req (ratio) | p50 ms (echo) | p99 ms (echo) "
         "| latency mode: p50 / p99 ms (echo p99) | errors (echo) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for r in rows:
         mode = f"{r['lat_mode']}: {r['lat_p50']:.2f} / {r['lat_p99']:.2f} ({r['echo_lat_p99']:.2f})"
         lines.append(
-            f"| {r['scenario']} | {r['rps']:.0f} | {r['echo_rps']:.0f} | {r['rps_ratio']:.2f} | "
+            f"| {r['scenario']} | {r['rps']:.0f} | {_machine_cell(r)} | {r['echo_rps']:.0f} | {r['rps_ratio']:.2f} | "
             f"{r['cpu_ms']:.3f} ({r['echo_cpu_ms']:.3f}) | {r['cpu_ratio']:.2f} | {_ms(r['dispatch_ms'])} | "
             f"{_ms(r['overhead_ms'])} | {_floor(r)} | {r['p50']:.2f} ({r['echo_p50']:.2f}) | "
             f"{r['p99']:.2f} ({r['echo_p99']:.2f}) | "
@@ -298,9 +367,11 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
         f"and logged): its CPU ratio is the most any rule set can reach, so a throughput target above "
         f"the floor ratio needs a cheaper HTTP layer, not cheaper rules. Beside each CPU target: the "
         f"floor ratio, and what the rules cost per request (webhook less floor) against what they may "
-        f"cost at the target (echo's CPU over the target ratio, less the floor).",
+        f"cost at the target (echo's CPU over the target ratio, less the floor). \"2 CPUs\": the whole "
+        f"machine, below.",
         "",
         table(results, rows),
+        *_machine_section(rows, meta.get("machine_seconds")),
         "",
         "## Targets",
         "",

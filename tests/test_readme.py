@@ -65,3 +65,17 @@ def test_the_rule_settings_are_listed_as_the_commands_take_them() -> None:
     listed = " ".join(CONFIGURATION.split()).split("The rule settings, ")[1].split("same names, variables and defaults:")[1]
     named = re.findall(r"`(--[a-z-]+)`", listed.split(".")[0])
     assert named == ["--" + name.replace("_", "-") for name in ADMISSION_FIELDS]
+
+
+def test_the_worker_default_is_stated_as_serve_takes_it() -> None:
+    """The default ``--workers`` (app/server/cpus.py, tested in tests/app/server/test_cpus.py) in the
+    README, the settings table and ``--help`` (the field's description)."""
+    readme = " ".join(README.split())
+    assert ("`serve` starts one worker process per CPU it may use (its cgroup CPU quota rounded up, else its "
+            "CPU affinity), as many as its memory limit holds; `serve --workers 1` serves from one process.") in readme
+    row = next(line for line in CONFIGURATION.splitlines() if line.startswith("| `--workers` "))
+    assert "the CPUs the process may use, as many as its memory limit holds" in row
+    assert "`1` runs one process, with no supervisor" in row
+    description = Settings.model_fields["workers"].description or ""
+    assert description.startswith("Number of worker processes (1: one process serves, no supervisor). Default: "
+                                  "the CPUs the process may use (its cgroup CPU quota rounded up")

@@ -16,7 +16,9 @@ it; conversions may use all but :data:`ADMISSION_RESERVE`, so a cluster's LISTs 
 write waiting. Waiters of one lane do not queue behind the other's.
 
 The total defaults from the memory limit the process runs under (:func:`default_budget`: the
-cgroup's, shared by the workers) less what a serving process holds at rest.
+cgroup's, less the supervisor's when there are several workers, shared by the workers) less what a
+serving process holds at rest. The default number of workers is no more than that limit holds
+(:func:`workers_that_fit`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,10 @@ ADMISSION_RESERVE = 16 * MiB
 #: measured), kept out of the budget, with room for what the charges below leave out (TLS
 #: buffers, the allocator's fragmentation: up to 30 MiB measured under the hostile mix).
 RESIDENT = 128 * MiB
+#: What the supervisor of ``serve --workers N`` (N > 1) holds beside its workers: it loads what a
+#: worker does (the cert loop reads the kind registry) and serves no request (78 MiB measured, and
+#: 12 MiB for multiprocessing's resource tracker).
+SUPERVISOR = 96 * MiB
 #: The budget of a process under no memory limit.
 UNLIMITED_BUDGET = 512 * MiB
 #: The least budget the default gives: enough for the largest ordinary reviews.
@@ -98,11 +104,27 @@ def cgroup_limit(paths: tuple[Path, ...] = CGROUP_LIMITS) -> int | None:
     return None
 
 
+def _shared(workers: int, limit: int) -> int:
+    """What each of ``workers`` serving processes may hold of the memory ``limit``: all of it for one
+    process serving alone, else a share of what the supervisor leaves."""
+    return limit if workers == 1 else (limit - SUPERVISOR) // workers
+
+
 def default_budget(workers: int, limit: int | None) -> int:
     """The budget of each of ``workers`` processes sharing the memory ``limit`` (None: none)."""
     if limit is None:
         return UNLIMITED_BUDGET
-    return max(limit // workers - RESIDENT, FLOOR)
+    return max(_shared(workers, limit) - RESIDENT, FLOOR)
+
+
+def workers_that_fit(limit: int | None) -> int | None:
+    """The most workers the memory ``limit`` holds with at least :data:`FLOOR` of budget each
+    (:func:`default_budget` is then true: the processes at rest and their budgets add up to no
+    more than the limit); at least 1, None without a limit."""
+    if limit is None:
+        return None
+    fit = (limit - SUPERVISOR) // (RESIDENT + FLOOR)
+    return fit if fit >= 2 else 1
 
 
 class BudgetRefused(Exception):

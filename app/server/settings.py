@@ -17,10 +17,16 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.server.cpus import MAX_WORKERS, default_workers
 from app.server.incluster import in_cluster
 from domain.admission import DEFAULT_OPERATOR_PRINCIPAL, DEFAULT_PLANNER_SERVICE_ACCOUNT, AdmissionSettings
 
 MiB = 1024 * 1024
+
+
+def _default_workers() -> int:
+    """:func:`app.server.cpus.default_workers` (its arguments left to their defaults: the real cgroup)."""
+    return default_workers()
 
 
 def default_cert_dir() -> Path:
@@ -62,7 +68,14 @@ class Settings(BaseSettings):
     metrics_host: str | None = Field(
         None, description="Address the plain-HTTP metrics server binds to (default: the --host address)."
     )
-    workers: int = Field(1, ge=1, le=64, description="Number of worker processes.")
+    workers: int = Field(
+        default_factory=_default_workers,
+        ge=1,
+        le=MAX_WORKERS,
+        description="Number of worker processes (1: one process serves, no supervisor). Default: the CPUs "
+        "the process may use (its cgroup CPU quota rounded up, else its CPU affinity), as many as the "
+        "cgroup's memory limit holds with the least memory budget each.",
+    )
     drain_seconds: float = Field(
         0.0,
         ge=0,

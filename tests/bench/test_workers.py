@@ -4,6 +4,7 @@ SIGTERM stopping every process."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from app.server.cpus import default_workers
 from bench.harness import ServerProcess, free_port, start_webhook, worker_pids
 from certs import pki
 from tests.bench.helpers import example, get, metric, peer_cert, post, requests_by_pid
@@ -150,5 +152,25 @@ def test_workers_stop_when_the_supervisor_is_killed(certs: tuple[Path, Path], tm
         while any(Path(f"/proc/{pid}").exists() and not _is_zombie_of_gone_parent(pid) for pid in workers):
             assert time.monotonic() < deadline, "workers kept running without their supervisor"
             time.sleep(0.2)
+    finally:
+        srv.stop()
+
+
+def test_serve_starts_the_default_workers(certs: tuple[Path, Path], tmp_path: Path) -> None:
+    """Without ``--workers``, serve starts as many workers as the CPUs it may use (its cgroup quota,
+    else its affinity; app/server/cpus.py): one process serving alone when that is one."""
+    expected = default_workers()
+    srv = start_webhook(certs[0], tmp_path, workers=None)
+    try:
+        deadline = time.monotonic() + 60
+        while get(f"https://127.0.0.1:{srv.port}/healthz", certs[1])[0] != 200 or (
+            expected > 1 and len(worker_pids(srv.pid)) < expected
+        ):
+            assert time.monotonic() < deadline, srv.log_text()[-3000:]
+            time.sleep(0.2)
+        assert len(worker_pids(srv.pid)) == (expected if expected > 1 else 0)
+        if expected > 1:
+            lines = [json.loads(line) for line in srv.log_text().splitlines() if line.startswith("{")]
+            assert [line["workers"] for line in lines if line.get("msg") == "starting workers"] == [expected]
     finally:
         srv.stop()

@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import E2E_FIGURE
 from tests.e2e.cluster import Cluster, Service, ca_bundles, install
-from tests.e2e.pod import pod_budget_args
+from tests.e2e.pod import pod_serve_args
 from tests.e2e.testenv import (
     ControlPlane,
     Kubectl,
@@ -67,8 +67,8 @@ def start_cluster(cp: ControlPlane, kubectl: Kubectl, workdir: Path, *args: str)
 def cluster(cp: ControlPlane, kubectl: Kubectl) -> Iterator[Cluster]:
     with tempfile.TemporaryDirectory(prefix="dynamo-webhook-e2e-serve-") as tmp:
         # The Checkpoint gate on, so that DynamoCheckpoint has an admitted case too.
-        # The memory budget the Deployment's pod gives the service (moved into its limit later).
-        c = start_cluster(cp, kubectl, Path(tmp), "--feature-checkpoint", *pod_budget_args())
+        # The workers and memory budget the Deployment's pod gives the service (moved into its limit later).
+        c = start_cluster(cp, kubectl, Path(tmp), "--feature-checkpoint", *pod_serve_args())
         try:
             yield c
         finally:

@@ -1,30 +1,45 @@
 """What deploy/'s Deployment gives the service's container, for the end-to-end suite to run the
-service as the pod would: its memory limit, and the memory budget the service takes from it."""
+service as the pod would: its CPU and memory limits, and the workers and memory budget the service
+takes from them."""
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import yaml
 
-from app.server.budget import default_budget
+from app.server.budget import default_budget, workers_that_fit
 from gocompat.quantity import parse_quantity
 from tests.e2e.testenv import ROOT
 
 DEPLOYMENT = ROOT / "deploy" / "base" / "deployment.yaml"
 
 
-def memory_limit() -> int:
-    """The service container's memory limit in deploy/, in bytes."""
+def _limit(resource: str) -> Fraction:
+    """The service container's ``resource`` limit in deploy/."""
     for doc in yaml.safe_load_all(DEPLOYMENT.read_text()):
         if doc and doc.get("kind") == "Deployment":
             for container in doc["spec"]["template"]["spec"]["containers"]:
-                limit = parse_quantity(str(container["resources"]["limits"]["memory"]))
-                return int(Fraction(limit.unscaled) * Fraction(10) ** limit.exp10)
-    raise AssertionError(f"no Deployment with a memory limit in {DEPLOYMENT}")
+                limit = parse_quantity(str(container["resources"]["limits"][resource]))
+                return Fraction(limit.unscaled) * Fraction(10) ** limit.exp10
+    raise AssertionError(f"no Deployment with a {resource} limit in {DEPLOYMENT}")
 
 
-def pod_budget_args() -> tuple[str, ...]:
-    """The ``serve`` flag giving a process the memory budget it takes in the pod (one worker,
-    under the container's limit): the service started here is moved into that limit only later."""
-    return ("--memory-budget", str(default_budget(1, memory_limit())))
+def memory_limit() -> int:
+    """The service container's memory limit in deploy/, in bytes."""
+    return int(_limit("memory"))
+
+
+def cpu_limit() -> int:
+    """The service container's CPU limit in deploy/, in whole CPUs rounded up: the CPUs its
+    process may use (its cgroup quota)."""
+    return math.ceil(_limit("cpu"))
+
+
+def pod_serve_args() -> tuple[str, ...]:
+    """The ``serve`` flags giving the service the workers and the memory budget it takes in the pod
+    (the workers of its CPU limit, under the container's memory limit): the service started here
+    runs outside that cgroup, and is moved into the memory limit only later."""
+    workers = min(cpu_limit(), workers_that_fit(memory_limit()) or 1)
+    return ("--workers", str(workers), "--memory-budget", str(default_budget(workers, memory_limit())))

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from app.cli.main import build_parser, main
+from app.server.cpus import default_workers
 from app.server.settings import Settings, settings_from_args
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -236,6 +237,9 @@ def test_help_shows_every_default() -> None:
     assert "--port PORT HTTPS port of the webhook server. [env DYNAMO_WEBHOOK_PORT] (default: 9443)" in serve
     assert "[env DYNAMO_WEBHOOK_FEATURE_GPU_DISCOVERY] (default: true)" in serve
     assert "[env DYNAMO_WEBHOOK_DGDR_DEFAULT_IMAGE] (default: \"\")" in serve
+    assert ("Number of worker processes (1: one process serves, no supervisor). Default: the CPUs the process "
+            "may use (its cgroup CPU quota rounded up, else its CPU affinity)") in serve
+    assert f"[env DYNAMO_WEBHOOK_WORKERS] (default: {default_workers()})" in serve
     for name in Settings.model_fields:
         default = Settings.model_fields[name].get_default(call_default_factory=True)
         if default is not None:

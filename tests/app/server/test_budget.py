@@ -14,7 +14,9 @@ from app.server.budget import (
     ADMISSION_FACTOR,
     ADMISSION_RESERVE,
     PACKED_FACTOR,
+    RESIDENT,
     STREAMED_FACTOR,
+    SUPERVISOR,
     Budget,
     BudgetRefused,
     CallerGone,
@@ -23,6 +25,7 @@ from app.server.budget import (
     charge,
     default_budget,
     request_timeout,
+    workers_that_fit,
 )
 
 MiB = 1024 * 1024
@@ -254,9 +257,27 @@ def test_no_cgroup_file_means_no_limit(tmp_path: Path) -> None:
 
 def test_the_default_budget_shares_the_limit_among_workers() -> None:
     assert default_budget(1, 256 * MiB) == 128 * MiB
-    assert default_budget(2, 512 * MiB) == 128 * MiB
+    # Several workers share what their supervisor leaves.
+    assert default_budget(2, 608 * MiB) == 128 * MiB
+    assert default_budget(2, 512 * MiB) == 80 * MiB
     assert default_budget(4, 256 * MiB) == 32 * MiB  # the floor
     assert default_budget(1, None) == 512 * MiB
+
+
+@pytest.mark.parametrize("limit", [160 * MiB, 256 * MiB, 415 * MiB, 416 * MiB, 608 * MiB, 1024 * MiB, 4096 * MiB])
+def test_the_workers_that_fit_keep_the_default_budget_true(limit: int) -> None:
+    """As many workers as fit, each with at least the floor: the processes at rest and their budgets
+    add up to no more than the limit; one more would not."""
+    fit = workers_that_fit(limit)
+    assert fit is not None and fit >= 1
+
+    def needs(workers: int) -> int:
+        held = workers * (RESIDENT + default_budget(workers, limit))
+        return held if workers == 1 else SUPERVISOR + held
+
+    assert needs(fit) <= limit
+    assert needs(fit + 1) > limit
+    assert workers_that_fit(None) is None
 
 
 @pytest.mark.parametrize(

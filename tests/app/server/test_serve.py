@@ -44,9 +44,9 @@ def _free_port() -> int:
 
 
 class Server:
-    """``serve`` on free ports of 127.0.0.1, started and serving; ``exe``, ``cwd`` and ``env`` are
-    the installed ``dynamo-webhook`` to run, where and with what (else this venv's, from the
-    repository, with the test's environment)."""
+    """``serve`` on free ports of 127.0.0.1, started and serving, in one process unless ``extra``
+    says ``--workers``; ``exe``, ``cwd`` and ``env`` are the installed ``dynamo-webhook`` to run,
+    where and with what (else this venv's, from the repository, with the test's environment)."""
 
     def __init__(self, cert_dir: Path, extra: tuple[str, ...] = (), *, exe: Path = EXE, cwd: Path = ROOT,
                  env: Mapping[str, str] | None = None) -> None:
@@ -59,7 +59,7 @@ class Server:
         self.proc = subprocess.Popen(
             [str(exe), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--metrics-host", "127.0.0.1",
              "--metrics-port", str(self.metrics_port), "--cert-dir", str(cert_dir), "--cert-reload-interval", "0.5",
-             "--log-format", "text", *extra],
+             "--log-format", "text", "--workers", "1", *extra],
             cwd=cwd, stdout=subprocess.PIPE, stderr=self._log, text=True,
             env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"},
         )
@@ -342,9 +342,10 @@ def test_auto_mode_workers_gauges_tell_the_served_certificate(
 
 
 def _serve(cert_dir: Path, *args: str) -> subprocess.Popen[str]:
+    """``serve`` started (in one process unless ``args`` says ``--workers``), not waited for."""
     return subprocess.Popen(
         [str(EXE), "serve", "--host", "127.0.0.1", "--metrics-host", "127.0.0.1", "--cert-dir", str(cert_dir),
-         "--log-format", "text", *args],
+         "--log-format", "text", "--workers", "1", *args],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
