@@ -183,3 +183,16 @@ def test_the_floor_still_answers_a_malformed_request() -> None:
     doc["request"]["operation"] = "PATCH"
     outcome = floor_server.review_admission(doc, "validate", AdmissionContext())
     assert not outcome.allowed and outcome.code == 400
+
+
+def test_the_floor_returns_a_large_review_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review past the offload size is walked from its bytes (app.review.conversion_stream):
+    there too the floor returns every object unchanged instead of converting it."""
+    from app.review import conversion_stream
+
+    monkeypatch.setattr(conversion_stream, "convert_one", floor_server.convert_one)
+    doc = payloads.conversion_review(3, payloads.BETA)
+    outcome = conversion_stream.review_conversion_body(orjson.dumps(doc))
+    answer = orjson.loads(b"".join(outcome.pieces()))
+    assert answer["response"]["convertedObjects"] == doc["request"]["objects"]
+    assert outcome.conversions == [("DynamoGraphDeployment", f"same->{payloads.BETA}")] * 3
