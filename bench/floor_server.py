@@ -4,7 +4,9 @@ Everything a review costs before and after its rules stays as deployed — TLS, 
 the body read with its timeout, the JSON decode and nesting check, the envelope and the request's
 objects read into an :class:`~domain.admission.AdmissionInput`, the encoded answer, the metrics
 and the log line — but the answer is decided without any rule: every admission is allowed and
-a ConversionReview returns its objects unchanged (each encoded on its own, as the webhook does).
+a ConversionReview returns its objects unchanged (each encoded on its own, as the webhook does;
+a review past the route's offload size read one object at a time from its bytes, as the webhook
+reads it, with each object returned unchanged there too).
 The CPU time per request of this server is the least any rule set could cost on top of it, so a
 throughput target above ``echo / floor`` cannot be met by faster rules alone::
 
@@ -21,6 +23,7 @@ from typing import Any, Literal
 import orjson
 
 from app.cli.main import main as cli_main
+from app.review import conversion_stream
 from app.review.dispatch import Outcome, object_name
 from app.review.errors import ReviewFailure
 from app.review.reviews import (
@@ -79,9 +82,18 @@ def review_conversion(doc: Any) -> Outcome:
     )
 
 
+def convert_one(obj: Any, index: int, desired: str, big_numbers: bool = False) -> tuple[Any, tuple[str, str]]:
+    """Object ``index`` of a large review, unchanged (what the webhook's walk of a large review
+    converts one object at a time)."""
+    kind = str(obj.get("kind", "")) if isinstance(obj, dict) else ""
+    return obj, (kind, f"same->{desired}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    # The routes call the dispatch functions they imported: replace those names.
+    # The routes (and the walk of a large ConversionReview) call the dispatch functions they
+    # imported: replace those names.
     vars(routes).update(review_admission=review_admission, review_conversion=review_conversion)
+    vars(conversion_stream).update(convert_one=convert_one)
     return cli_main(sys.argv[1:] if argv is None else argv)
 
 

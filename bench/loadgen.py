@@ -93,12 +93,14 @@ def load_spec(spec: list[dict[str, Any]], host: str) -> list[Kind]:
 
 
 async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes, bool]:
-    """(status, body, keep_alive) of one response with a Content-Length body."""
+    """(status, body, keep_alive) of one response with a Content-Length body or a chunked one
+    (as Go's net/http sends an answer larger than its buffer: the operator's handlers)."""
     head = await reader.readuntil(b"\r\n\r\n")
     lines = head.split(b"\r\n")
     status = int(lines[0].split(b" ", 2)[1])
     length = 0
     keep_alive = True
+    chunked = False
     for line in lines[1:]:
         name, _, value = line.partition(b":")
         lname = name.strip().lower()
@@ -106,8 +108,25 @@ async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes, bool]
             length = int(value)
         elif lname == b"connection" and value.strip().lower() == b"close":
             keep_alive = False
+        elif lname == b"transfer-encoding" and value.strip().lower() == b"chunked":
+            chunked = True
+    if chunked:
+        return status, await read_chunks(reader), keep_alive
     body = await reader.readexactly(length) if length else b""
     return status, body, keep_alive
+
+
+async def read_chunks(reader: asyncio.StreamReader) -> bytes:
+    """A chunked body, its chunks joined (trailers skipped)."""
+    chunks = []
+    while True:
+        size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
+        if size == 0:
+            while await reader.readuntil(b"\r\n") != b"\r\n":
+                pass
+            return b"".join(chunks)
+        chunks.append(await reader.readexactly(size))
+        await reader.readexactly(2)
 
 
 @dataclass

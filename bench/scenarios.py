@@ -31,6 +31,26 @@ ALLOWED = '"allowed":true'
 CONVERTED = '"status":"Success"'
 CONVERSION_OBJECTS = 500
 
+#: The share of the operator's CPU time per converted object each build may take (the conversion
+#: scenarios' ``operator_ms``): the compiled build, which the image ships, a third of it; the
+#: Python build as much.
+CONVERSION_CPU_SHARE: dict[str, float] = {"compiled": 1 / 3, "python": 1.0, "mixed": 1.0}
+
+#: The operator's CPU time per object (ms) on each conversion scenario's review: its own webhook
+#: handlers (``tools/opdiff``, the Go binary of the pinned operator's handlers) over HTTPS, one
+#: process pinned to one CPU like the webhook, driven by ``bench.loadgen``. The 500-object review
+#: to v1beta1 took 0.255 ms per object; the others are that figure times their paired ratio to it
+#: (the same run, alternating reviews, median of five rounds): 0.96 for the 500 migrated objects to
+#: v1alpha1, 0.90 for one v1alpha1 DGD to v1beta1 and 0.81 for one migrated DGD to v1alpha1 (per
+#: review the operator's HTTP costs little beside the decode and encode of the objects, which
+#: grow with the body, its garbage collector's work with them).
+OPERATOR_MS_PER_OBJECT = {
+    ("v1beta1", CONVERSION_OBJECTS): 0.255,
+    ("v1alpha1", CONVERSION_OBJECTS): 0.245,
+    ("v1beta1", 1): 0.23,
+    ("v1alpha1", 1): 0.21,
+}
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -51,28 +71,37 @@ class Scenario:
     p99_target: bool = False
     #: Objects per review (ConversionReviews); 0 for admission.
     objects: int = 0
+    #: The operator's CPU time per object on this review (ms; :data:`OPERATOR_MS_PER_OBJECT`),
+    #: of which a build may take its :data:`CONVERSION_CPU_SHARE`.
+    operator_ms: float | None = None
 
     @property
     def review_type(self) -> str:
         return self.path.strip("/").split("/", 1)[0]
 
 
-def _conversion(source: str, desired: str) -> Scenario:
-    """A ConversionReview of :data:`CONVERSION_OBJECTS` ``source`` DGDs to ``desired``."""
+def _conversion(source: str, desired: str, objects: int = CONVERSION_OBJECTS) -> Scenario:
+    """A ConversionReview of ``objects`` ``source`` DGDs to ``desired``. One object a review is
+    how the API server sends most of them (each object of a LIST, a WATCH or the watch cache's
+    fill), so what a review costs beside its objects counts there in full."""
 
     def build() -> dict[str, Any]:
-        return payloads.conversion_review(CONVERSION_OBJECTS, desired)
+        return payloads.conversion_review(objects, desired)
 
     version = desired.rsplit("/", 1)[1]
+    one = objects == 1
     return Scenario(
-        f"convert-to-{version}",
-        f"ConversionReview, {CONVERSION_OBJECTS} {source} DGDs -> {version} /convert",
+        f"convert-one-to-{version}" if one else f"convert-to-{version}",
+        f"ConversionReview, one {source} DGD -> {version} /convert"
+        if one
+        else f"ConversionReview, {objects} {source} DGDs -> {version} /convert",
         "/convert",
         build,
         expect=CONVERTED,
-        connections=2,
+        connections=1 if one else 2,
         rate=0,
-        objects=CONVERSION_OBJECTS,
+        objects=objects,
+        operator_ms=OPERATOR_MS_PER_OBJECT[version, objects],
     )
 
 
@@ -136,6 +165,8 @@ SCENARIOS = (
     ),
     _conversion("v1alpha1", payloads.BETA),
     _conversion("migrated v1beta1", payloads.ALPHA),
+    _conversion("v1alpha1", payloads.BETA, 1),
+    _conversion("migrated v1beta1", payloads.ALPHA, 1),
 )
 
 

@@ -136,8 +136,9 @@ def test_report_lists_every_target(tmp_path: Path) -> None:
     found = verdicts(results, rows)
     targeted = [sc for sc in SCENARIOS if sc.target is not None]
     converting = [sc for sc in SCENARIOS if sc.objects]
+    several = [sc for sc in converting if sc.objects > 1]
     p99_rows = 2 * sum(sc.p99_target for sc in SCENARIOS)
-    assert len(found) == 2 * len(targeted) + p99_rows + 8 + 2 * len(converting) + 1
+    assert len(found) == 2 * len(targeted) + p99_rows + 8 + len(converting) + len(several) + 1
     by_name = {name: ok for name, _, _, ok in found}
     migrated = SCENARIOS[0]
     met = rows[0]["rps_ratio"] >= TARGETS["validate_migrated_ratio"]
@@ -148,6 +149,17 @@ def test_report_lists_every_target(tmp_path: Path) -> None:
     assert measured[cpu_target] == "50.0% (floor 80.0%; rules 0.375 ms of a 0.208 ms budget)"
     mutate = next(sc for sc in SCENARIOS if sc.target == TARGETS["mutate_ratio"])
     assert measured[f"{mutate.title}: throughput vs echo (CPU per request)"] == "50.0% (floor 80.0%: the target is not below it)"
+    # The CPU per object of a conversion against the operator's share the build may take (the
+    # meta names no build: the Python build's, all of it); one object's latency is not a target.
+    one = next(sc for sc in converting if sc.objects == 1)
+    one_cpu = {want: ok for name, want, _, ok in found if name.startswith("1-object") and name.endswith("(CPU)")}
+    assert len([name for name, *_ in found if name.startswith("1-object")]) == 2
+    assert one.operator_ms is not None and one.operator_ms < 1.0
+    assert all(ok is False for ok in one_cpu.values())
+    assert f"<= {one.operator_ms:.3f} ms (1 of the operator's {one.operator_ms:g} ms, python build)" in one_cpu
+    compiled = verdicts({**results, "meta": {**results["meta"], "build": "compiled"}}, rows)
+    third = {want for name, want, *_ in compiled if name.startswith("1-object") and name.endswith("(CPU)")}
+    assert f"<= {one.operator_ms / 3:.3f} ms (0.33 of the operator's {one.operator_ms:g} ms, compiled build)" in third
     text = report(results, rows, tmp_path, has_chart=False)
     assert (tmp_path / "report.md").read_text() == text
     for sc in SCENARIOS:
@@ -183,3 +195,16 @@ def test_the_floor_still_answers_a_malformed_request() -> None:
     doc["request"]["operation"] = "PATCH"
     outcome = floor_server.review_admission(doc, "validate", AdmissionContext())
     assert not outcome.allowed and outcome.code == 400
+
+
+def test_the_floor_returns_a_large_review_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review past the offload size is walked from its bytes (app.review.conversion_stream):
+    there too the floor returns every object unchanged instead of converting it."""
+    from app.review import conversion_stream
+
+    monkeypatch.setattr(conversion_stream, "convert_one", floor_server.convert_one)
+    doc = payloads.conversion_review(3, payloads.BETA)
+    outcome = conversion_stream.review_conversion_body(orjson.dumps(doc))
+    answer = orjson.loads(b"".join(outcome.pieces()))
+    assert answer["response"]["convertedObjects"] == doc["request"]["objects"]
+    assert outcome.conversions == [("DynamoGraphDeployment", f"same->{payloads.BETA}")] * 3

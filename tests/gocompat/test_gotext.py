@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gocompat import gotext
 from gocompat.gotext import go_format_float, go_json_float, go_json_text, go_quote
 
 
@@ -38,6 +40,37 @@ def test_go_quote_ascii_matches_json(s: str) -> None:
 def test_go_json_text_escapes_what_json_marshal_escapes() -> None:
     assert go_json_text('{"a":"<b>&\u2028\u2029"}') == '{"a":"\\u003cb\\u003e\\u0026\\u2028\\u2029"}'
     assert go_json_text('{"a":1}') == '{"a":1}'
+
+
+def test_go_json_text_writes_exponents_as_go_and_keeps_strings() -> None:
+    assert go_json_text('{"a":1.8446744073709552e19,"b":1E-7}') == '{"a":18446744073709552000,"b":1e-7}'
+    assert go_json_text('{"1e5":"2E8","x":"\u0663e1"}') == '{"1e5":"2E8","x":"\u0663e1"}'
+
+
+_SCREENED = st.text(alphabet=st.sampled_from(list("0123456789eE.-+\"<>&ab \u2028\u2029\u0663\ud800\U0001f600")))
+
+
+@given(_SCREENED)
+def test_go_json_text_screens_as_the_expressions_they_stand_for(text: str) -> None:
+    # The two quick screens answer as the regular expressions they replace, for every text
+    # (an ASCII digit before e/E; a character json.Marshal escapes).
+    assert gotext._may_hold_exponent(text) is (re.search(r"[0-9][eE]", text) is not None)
+    assert gotext._needs_escapes(text) is (gotext._JSON_ESCAPED.search(text) is not None)
+
+
+@given(st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**63), 2**63 - 1)
+    | st.text(alphabet=st.sampled_from(list("09eE<>&\u2028\u0663a\""))),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+))
+def test_go_json_text_of_any_json_is_that_of_the_full_scans(value: object) -> None:
+    # What the screens let through is what the unscreened rewrite writes.
+    text = orjson.dumps(value).decode()
+    full = gotext._JSON_ESCAPED.sub(
+        lambda m: gotext._JSON_ESCAPES[m.group()], gotext._STRING_OR_EXPONENT.sub(gotext._go_exponent, text)
+    )
+    assert go_json_text(text) == full
 
 
 # --- every value of tests/fixtures/gotext/text.jsonl, as Go 1.26 writes it -------------------------------
