@@ -38,11 +38,11 @@ class OfflineService:
         return response
 
     def convert(self, obj: JSONObject, api_version: str) -> JSONObject:
-        from app.review.dispatch import convert_one
+        from app.review.dispatch import converted_with_direction
         from app.review.errors import ConversionFailure
 
         try:
-            return convert_one(obj, 0, api_version)[0]
+            return converted_with_direction(obj, 0, api_version)[0]
         except ConversionFailure as exc:
             raise ValueError(exc.message) from None
 
