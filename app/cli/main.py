@@ -51,7 +51,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     )
     from app.review.dispatch import review_admission, review_conversion
     from app.review.errors import BadRequest
-    from app.review.webhooks import WEBHOOK_ROUTES
+    from app.review.webhook_paths import WEBHOOK_ROUTES
     from domain.admission import AdmissionContext
 
     settings = command_settings(args, "review")

@@ -22,7 +22,7 @@ class OfflineService:
     """The service's own admission handlers and converter as the offline API-server pipeline calls them."""
 
     def __init__(self, settings: Settings) -> None:
-        from app.review.webhooks import WEBHOOK_ROUTES
+        from app.review.webhook_paths import WEBHOOK_ROUTES
         from domain.admission import AdmissionContext
 
         self.ctx = AdmissionContext(settings=settings.admission_settings())
