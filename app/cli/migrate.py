@@ -70,7 +70,7 @@ def schema_unknown_fields(body: dict[str, Any]) -> list[str]:
     version = crds.lookup(str(body.get("apiVersion")), str(body.get("kind")))
     if version is None:
         return []
-    decoded = pipeline.Outcome(False)
+    decoded = pipeline.CreateOutcome(False)
     pipeline.decode(copy.deepcopy(body), version, "ignore", decoded)
     return decoded.pruned
 
