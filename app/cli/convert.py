@@ -133,9 +133,9 @@ def check_one(doc: Document, label: str, to: str, service: Service, report: bool
     return failed
 
 
-def migrate(docs: Sequence[Document], to: str, *, check: bool, output: str, report: bool,
-            out: TextIO | None = None, err: TextIO | None = None, service: Service | None = None,
-            validation: FieldValidation = "strict") -> int:
+def convert_documents(docs: Sequence[Document], to: str, *, check: bool, output: str, report: bool,
+                      out: TextIO | None = None, err: TextIO | None = None, service: Service | None = None,
+                      validation: FieldValidation = "strict") -> int:
     """Convert ``docs`` to ``to`` and write them; ``check``: instead prove each round-trips and, in
     ``to``, is accepted by the API server's create under ``service`` (the service's own webhooks
     with default settings when ``None``). Converting, a field the output would not carry
