@@ -22,7 +22,7 @@ from apiserver import pipeline
 from apiserver.admission import Service
 from apiserver.crds import GROUP
 from apiserver.inputs import MAX_OBJECT_BYTES, expand, load
-from apiserver.pipeline import FieldValidation, Outcome
+from apiserver.pipeline import CreateOutcome, FieldValidation
 from apiserver.source import Located, SourceError, parse_field
 
 JSONObject = dict[str, Any]
@@ -52,7 +52,7 @@ class Checked:
     name: str = ""
     verdict: str = "accepted"  # accepted, refused, unreadable, not-checked; a file's: skipped
     findings: list[Finding] = field(default_factory=list)
-    outcome: Outcome | None = None
+    outcome: CreateOutcome | None = None
 
 
 def _meta_text(body: JSONObject, key: str) -> str:
@@ -61,7 +61,7 @@ def _meta_text(body: JSONObject, key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _lines(outcome: Outcome) -> list[tuple[str, str]]:
+def _lines(outcome: CreateOutcome) -> list[tuple[str, str]]:
     """(field, message) of a refusal, one per line kubectl prints: the causes of an ``Invalid``
     Status (``field: message``), an unknown field each, or the message itself."""
     if outcome.client_error is not None:
@@ -80,7 +80,7 @@ def _lines(outcome: Outcome) -> list[tuple[str, str]]:
     return [(fields[0] if fields else "", message)]
 
 
-def _findings(doc: Located, outcome: Outcome) -> list[Finding]:
+def _findings(doc: Located, outcome: CreateOutcome) -> list[Finding]:
     found: list[Finding] = []
 
     def at(severity: str, message: str, path: str = "") -> None:

@@ -45,7 +45,7 @@ DEFAULT_NAMESPACE = "default"
 
 
 @dataclass(slots=True)
-class Outcome:
+class CreateOutcome:
     """What a create of one manifest meets. ``status``: the API server's Status when refused
     (``None`` when accepted); ``client_error``: kubectl's own refusal before any request (no such
     kind); ``pruned``: unknown fields dropped (``warn``/``ignore``); ``stored``: the object as it
@@ -158,7 +158,7 @@ def _call(hook: Hook, obj: JSONObject, version: Version, service: Service) -> tu
     return sent, service.admit(hook.path, admission.review(sent, hook, version.name, version.plural))
 
 
-def _mutate(obj: JSONObject, version: Version, service: Service, out: Outcome) -> JSONObject | None:
+def _mutate(obj: JSONObject, version: Version, service: Service, out: CreateOutcome) -> JSONObject | None:
     for hook in admission.hooks(version.kind, version.name, "mutate"):
         sent, response = _call(hook, obj, version, service)
         out.warnings += [str(w) for w in response.get("warnings") or []]
@@ -225,7 +225,7 @@ def kind_errors(obj: JSONObject, version: Version) -> list[FieldError]:
     return errs
 
 
-def decode(obj: JSONObject, version: Version, validation: FieldValidation, out: Outcome) -> bool:
+def decode(obj: JSONObject, version: Version, validation: FieldValidation, out: CreateOutcome) -> bool:
     """Strict decoding of ``obj`` (in place) per ``validation``: ``metadata``'s unknown members, then
     (only for an object of the CRD's own kind, as ``unstructuredSchemaCoercer`` compares them)
     pruning, embedded resources (a 400 when one cannot be decoded), nulls and defaults; unknown
@@ -254,7 +254,7 @@ def decode(obj: JSONObject, version: Version, validation: FieldValidation, out: 
 
 
 def before_webhooks(doc: JSONObject, source: str = "-", validation: FieldValidation = "strict",
-                    namespace: str = DEFAULT_NAMESPACE) -> tuple[Version | None, JSONObject | None, Outcome]:
+                    namespace: str = DEFAULT_NAMESPACE) -> tuple[Version | None, JSONObject | None, CreateOutcome]:
     """What a create of ``doc`` meets before any webhook: kubectl's no-match and ObjectMeta decoding,
     the version's deprecation warning, the namespace, :func:`decode`. (the CRD version, the decoded
     copy of ``doc``, the outcome so far); the copy is ``None`` when refused (``out`` says why)."""
@@ -262,13 +262,13 @@ def before_webhooks(doc: JSONObject, source: str = "-", validation: FieldValidat
     # kubectl decodes the document (its metadata typed) before it looks the kind up.
     problem = objectmeta.decode_error(doc.get("metadata"))
     if problem is not None:
-        return None, None, Outcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}")
+        return None, None, CreateOutcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}")
     version = crds.mapping(api_version, kind)
     if version is None:
         ns = str(_meta(doc).get("namespace") or "")
-        return None, None, Outcome(False, client_error=no_match(kind, api_version, object_name(doc), ns, source))
+        return None, None, CreateOutcome(False, client_error=no_match(kind, api_version, object_name(doc), ns, source))
     obj = copy.deepcopy(doc)
-    out = Outcome(False, skipped=cluster_rules({**doc, "kind": version.kind}))  # a kind in lower case too
+    out = CreateOutcome(False, skipped=cluster_rules({**doc, "kind": version.kind}))  # a kind in lower case too
     if version.deprecation_warning:
         out.warnings.append(version.deprecation_warning)
     if version.namespaced:
@@ -286,7 +286,7 @@ def before_webhooks(doc: JSONObject, source: str = "-", validation: FieldValidat
 
 
 def create(doc: JSONObject, service: Service, source: str = "-",
-           validation: FieldValidation = "strict", namespace: str = DEFAULT_NAMESPACE) -> Outcome:
+           validation: FieldValidation = "strict", namespace: str = DEFAULT_NAMESPACE) -> CreateOutcome:
     """The answer to ``kubectl create --dry-run=server`` of ``doc`` (an nvidia.com object)."""
     version, obj, out = before_webhooks(doc, source, validation, namespace)
     if version is None or obj is None:

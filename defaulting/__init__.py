@@ -4,5 +4,5 @@ mutator (:mod:`defaulting.pod`) and the hub round trip of spoke-version requests
 (:mod:`defaulting.common`).
 
 The chain every request goes through first and the look-up of the kind's defaulter are in
-:mod:`kinds.webhooks`; the registry in :mod:`kinds` says which module defaults which kind.
+:mod:`kinds.chains`; the registry in :mod:`kinds` says which module defaults which kind.
 """

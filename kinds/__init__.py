@@ -34,7 +34,7 @@ from domain.constants import (
     V1ALPHA1,
     V1BETA1,
 )
-from kinds import webhooks
+from kinds import chains
 from kinds.registry import Kind, Registry, WebhookPath
 from validation import dcd as dcd_rules
 from validation import dgd as dgd_rules
@@ -212,13 +212,13 @@ def custom_kinds() -> Iterator[Kind]:
 
 
 def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
-    """Answer one validating admission request (see :mod:`kinds.webhooks`)."""
-    return webhooks.validate(REGISTRY, inp, ctx)
+    """Answer one validating admission request (see :mod:`kinds.chains`)."""
+    return chains.validate(REGISTRY, inp, ctx)
 
 
 def default(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
-    """Answer one mutating admission request (see :mod:`kinds.webhooks`)."""
-    return webhooks.default(REGISTRY, inp, ctx)
+    """Answer one mutating admission request (see :mod:`kinds.chains`)."""
+    return chains.default(REGISTRY, inp, ctx)
 
 
 def convert(obj: JSONObject, desired_api_version: str) -> JSONObject:

@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from app.review.webhooks import WEBHOOK_ROUTES
+from app.review.webhook_paths import WEBHOOK_ROUTES
 from app.server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

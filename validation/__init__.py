@@ -3,6 +3,6 @@ and the rules several kinds share. Field paths and errors are apimachinery's, re
 :mod:`gocompat.fielderrors`.
 
 The chain every request goes through first (lease exclusion, the GVK guard, deletion) and the
-look-up of the kind's rules are in :mod:`kinds.webhooks`; the registry in :mod:`kinds` says
+look-up of the kind's rules are in :mod:`kinds.chains`; the registry in :mod:`kinds` says
 which module validates which kind.
 """

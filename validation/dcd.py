@@ -12,7 +12,7 @@ from gocompat.fielderrors import FieldError, Path, invalid, to_decision
 from validation import alpha, compat_view, shared, topology
 from validation.dgd import PlainError
 from validation.dgd_components import elastic_ep_errors
-from validation.hub import prepare
+from validation.hub_request import prepare
 from validation.objects import JSON, string, sub
 
 _BACKEND_CHANGE_WARNING: Final = "Changing spec.backendFramework may cause unexpected behavior"

@@ -45,7 +45,7 @@ from validation.dgd_components import (
     power_path,
     str_or_empty,
 )
-from validation.hub import prepare
+from validation.hub_request import prepare
 from validation.objects import (
     JSON,
     annotations_of,

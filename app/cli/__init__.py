@@ -1,5 +1,5 @@
 """The ``dynamo-webhook`` command line (:mod:`~app.cli.main`) and its offline commands: ``review``
-and ``lint`` through the same dispatch as the server, ``convert`` (:mod:`~app.cli.migrate`), the
+and ``lint`` through the same dispatch as the server, ``convert`` (:mod:`~app.cli.convert`), the
 manifests they read and write (:mod:`~app.cli.documents`), ``--version``
 (:mod:`~app.cli.version`) and the flags of the cluster tools (:mod:`~app.cli.tool_args`).
 

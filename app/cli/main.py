@@ -51,7 +51,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     )
     from app.review.dispatch import review_admission, review_conversion
     from app.review.errors import BadRequest
-    from app.review.webhooks import WEBHOOK_ROUTES
+    from app.review.webhook_paths import WEBHOOK_ROUTES
     from domain.admission import AdmissionContext
 
     settings = command_settings(args, "review")
@@ -127,8 +127,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    from app.cli.convert import convert_documents
     from app.cli.documents import EXIT_USAGE, InputError, collect
-    from app.cli.migrate import migrate
 
     settings = command_settings(args, "convert")
     if settings is None:
@@ -141,8 +141,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if not args.quiet:
         for path in found.skipped:
             print(f"{path}: skipped: not a Kubernetes manifest", file=sys.stderr)
-    return migrate(found.documents, args.to, check=args.check, output=args.output, report=not args.quiet,
-                   service=OfflineService(settings) if args.check else None, validation=args.validate)
+    return convert_documents(found.documents, args.to, check=args.check, output=args.output, report=not args.quiet,
+                             service=OfflineService(settings) if args.check else None, validation=args.validate)
 
 
 # --------------------------------------------------------------------------- serve

@@ -22,7 +22,7 @@ class OfflineService:
     """The service's own admission handlers and converter as the offline API-server pipeline calls them."""
 
     def __init__(self, settings: Settings) -> None:
-        from app.review.webhooks import WEBHOOK_ROUTES
+        from app.review.webhook_paths import WEBHOOK_ROUTES
         from domain.admission import AdmissionContext
 
         self.ctx = AdmissionContext(settings=settings.admission_settings())
@@ -38,11 +38,11 @@ class OfflineService:
         return response
 
     def convert(self, obj: JSONObject, api_version: str) -> JSONObject:
-        from app.review.dispatch import convert_one
+        from app.review.dispatch import converted_with_direction
         from app.review.errors import ConversionFailure
 
         try:
-            return convert_one(obj, 0, api_version)[0]
+            return converted_with_direction(obj, 0, api_version)[0]
         except ConversionFailure as exc:
             raise ValueError(exc.message) from None
 

@@ -52,7 +52,7 @@ from app.cluster.inventory import (
 from app.review.dispatch import review_admission
 from app.review.errors import ConversionFailure
 from app.review.roundtrip import convert_one, roundtrip_problems
-from app.review.webhooks import WEBHOOK_ROUTES
+from app.review.webhook_paths import WEBHOOK_ROUTES
 from app.server.cluster_services import ClusterServices, LiveLookups
 from app.server.settings import ADMISSION_FIELDS, Settings, settings_from_args
 from certs.kube import ApiError, lease_path

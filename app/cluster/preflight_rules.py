@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-from app.review.webhooks import WEBHOOK_ROUTES, WebhookRoute
+from app.review.webhook_paths import WEBHOOK_ROUTES, WebhookRoute
 from domain.constants import GROUP
 
 JsonObj = dict[str, Any]

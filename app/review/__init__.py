@@ -5,7 +5,7 @@ and the JSON Patch (:mod:`~app.review.reviews`), the structural type check again
 skeletons (:mod:`~app.review.schema`, ``schemas/``), the dispatch to the rules and its errors
 (:mod:`~app.review.dispatch`, :mod:`~app.review.errors`), a large conversion read one object at a
 time (:mod:`~app.review.conversion_stream`), the table of webhook paths
-(:mod:`~app.review.webhooks`) and the conversion round trip with its comparison
+(:mod:`~app.review.webhook_paths`) and the conversion round trip with its comparison
 (:mod:`~app.review.roundtrip`, :mod:`~app.review.compare`).
 
 May import the rule packages (``domain`` … ``kinds``) and nothing else of ``app``: the server, the

@@ -6,7 +6,7 @@ whole, with the converted objects beside it, such a review needs ten to fifteen 
 Here the body is walked without being decoded (:mod:`app.review.jsonscan`): the envelope's small
 members are decoded and checked as :mod:`app.review.reviews` checks a decoded review, the span of each
 of ``request.objects`` is noted, and then each object is decoded, converted and encoded on its
-own (:func:`app.review.dispatch.convert_one`), so that only the body, one object and the encoded answer
+own (:func:`app.review.dispatch.converted_with_direction`), so that only the body, one object and the encoded answer
 are held. The answer is kept as pieces of about :data:`PIECE_BYTES`, packed past
 :data:`PACK_AFTER_BYTES`, and sent as they are (:attr:`app.review.dispatch.Outcome.parts`), never
 joined into one copy.
@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from app.review.dispatch import Outcome, convert_one
+from app.review.dispatch import Outcome, converted_with_direction
 from app.review.errors import Abandoned, BadRequest, ReviewFailure
 from app.review.jsonscan import (
     VALIDATE_WHOLE,
@@ -233,7 +233,7 @@ def review_conversion_body(body: Buffer, stop: Callable[[], bool] | None = None)
                 raise Abandoned(f"stopped after {index} of {count} objects")
             obj, big_numbers = _object(body, spans, index) if spans is not None else (listed[index], False)
             decoded += 1
-            out, direction = convert_one(obj, index, desired, big_numbers)
+            out, direction = converted_with_direction(obj, index, desired, big_numbers)
             direction = directions.setdefault(direction, direction)  # one tuple per kind and way
             del obj
             encoded = orjson.dumps(out)

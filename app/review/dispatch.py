@@ -229,7 +229,7 @@ def _restore_metadata(src: dict[str, Any], out: dict[str, Any]) -> None:
     out["metadata"] = merged
 
 
-def convert_one(
+def converted_with_direction(
     obj: Any, index: int, desired: str, big_numbers: bool = False
 ) -> tuple[dict[str, Any], tuple[str, str]]:
     """Object ``index`` of a review converted to ``desired``, with its (kind,
@@ -264,9 +264,9 @@ def convert_one(
 def _converted(
     objects: list[Any], desired: str, big_numbers: bool = False
 ) -> Iterator[tuple[dict[str, Any], tuple[str, str]]]:
-    """Each object converted (:func:`convert_one`), in order; the first failure raises."""
+    """Each object converted (:func:`converted_with_direction`), in order; the first failure raises."""
     for index, obj in enumerate(objects):
-        yield convert_one(obj, index, desired, big_numbers)
+        yield converted_with_direction(obj, index, desired, big_numbers)
 
 
 def convert_objects(objects: list[Any], desired: str) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:

@@ -1,4 +1,4 @@
-"""HTTP routes: the webhook paths (:mod:`app.review.webhooks`), health, readiness and metrics. This
+"""HTTP routes: the webhook paths (:mod:`app.review.webhook_paths`), health, readiness and metrics. This
 module only maps HTTP to :mod:`app.review.dispatch`, and a :class:`~app.review.errors.BadRequest` to its HTTP
 answer.
 """
@@ -27,7 +27,7 @@ from app.review.conversion_stream import review_conversion_body
 from app.review.dispatch import Outcome, review_admission, review_conversion
 from app.review.errors import Abandoned, BadRequest
 from app.review.reviews import Part, parse_json, part_size, unpacked
-from app.review.webhooks import WEBHOOK_ROUTES, ReviewType, WebhookRoute
+from app.review.webhook_paths import WEBHOOK_ROUTES, ReviewType, WebhookRoute
 from app.server import memory
 from app.server.budget import (
     LANES,

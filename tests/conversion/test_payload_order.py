@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from conversion.v1alpha1 import dgd
 from gocompat.encoding import encode
 from kinds import convert
+from tests.conversion.dgdr_objects import alpha_objects as alpha_dgdr
+from tests.conversion.dgdr_objects import beta_objects as beta_dgdr
 from tests.conversion.strategies import ALPHA, BETA, alpha_dcd, alpha_dgd, beta_dcd, beta_dgd
 from tests.conversion.support import load_vectors
-from tests.conversion.test_dgdr_laws import alpha_objects as alpha_dgdr
-from tests.conversion.test_dgdr_laws import beta_objects as beta_dgdr
 
 Obj = dict[str, Any]
 

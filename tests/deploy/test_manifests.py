@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from app.review.webhooks import WEBHOOK_ROUTES
+from app.review.webhook_paths import WEBHOOK_ROUTES
 from app.server.settings import Settings, default_cert_dir
 from certs.config import (
     CERT_MANAGER_INJECT_ANNOTATION,

@@ -46,7 +46,7 @@ import pytest
 import yaml
 
 from apiserver import lint
-from apiserver.pipeline import Outcome
+from apiserver.pipeline import CreateOutcome
 from app.cli.main import OfflineService
 from app.server.settings import Settings
 from gocompat.gotext import go_quote
@@ -215,7 +215,7 @@ def kubectl_text(status: Obj, source: str) -> str:
 
 def lint_answer(service: OfflineService, path: Path) -> Answer:
     (checked,) = lint.check_files([str(path)], service)
-    outcome: Outcome | None = checked.outcome
+    outcome: CreateOutcome | None = checked.outcome
     if outcome is None:
         return Answer("client", checked.findings[0].message if checked.findings else checked.verdict)
     skipped = tuple(outcome.skipped)

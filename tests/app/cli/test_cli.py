@@ -66,7 +66,7 @@ def test_review_unreadable_input_exits_2(tmp_path: Path, content: str, capsys: p
 
 @pytest.mark.parametrize("path", ["/foo", "/convert"])
 def test_review_unknown_path_names_the_valid_ones(path: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from app.review.webhooks import WEBHOOK_ROUTES
+    from app.review.webhook_paths import WEBHOOK_ROUTES
 
     assert main(["review", "--path", path, str(ROOT / "examples/admission/dgdsa-v1beta1-create.json")]) == 2
     err = capsys.readouterr().err

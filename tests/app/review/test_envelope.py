@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 import conversion
 import kinds
 from app.review import reviews
-from app.review.webhooks import WEBHOOK_ROUTES
+from app.review.webhook_paths import WEBHOOK_ROUTES
 from domain.admission import AdmissionContext, AdmissionInput, Decision
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
 

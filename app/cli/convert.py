@@ -70,7 +70,7 @@ def schema_unknown_fields(body: dict[str, Any]) -> list[str]:
     version = crds.lookup(str(body.get("apiVersion")), str(body.get("kind")))
     if version is None:
         return []
-    decoded = pipeline.Outcome(False)
+    decoded = pipeline.CreateOutcome(False)
     pipeline.decode(copy.deepcopy(body), version, "ignore", decoded)
     return decoded.pruned
 
@@ -133,9 +133,9 @@ def check_one(doc: Document, label: str, to: str, service: Service, report: bool
     return failed
 
 
-def migrate(docs: Sequence[Document], to: str, *, check: bool, output: str, report: bool,
-            out: TextIO | None = None, err: TextIO | None = None, service: Service | None = None,
-            validation: FieldValidation = "strict") -> int:
+def convert_documents(docs: Sequence[Document], to: str, *, check: bool, output: str, report: bool,
+                      out: TextIO | None = None, err: TextIO | None = None, service: Service | None = None,
+                      validation: FieldValidation = "strict") -> int:
     """Convert ``docs`` to ``to`` and write them; ``check``: instead prove each round-trips and, in
     ``to``, is accepted by the API server's create under ``service`` (the service's own webhooks
     with default settings when ``None``). Converting, a field the output would not carry

@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 import kinds
+from app.cli.convert import convert_documents
 from app.cli.documents import Document
 from app.cli.main import main
-from app.cli.migrate import migrate
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((ROOT / "examples" / "manifests").glob("*.yaml"))
@@ -111,8 +111,8 @@ def test_check_names_fields_that_do_not_round_trip(monkeypatch: pytest.MonkeyPat
     body = yaml.safe_load((ROOT / "examples/manifests/dgd-agg-v1beta1.yaml").read_text())
     body["spec"]["backendFramework"] = "vllm"
     err = io.StringIO()
-    code = migrate([Document("m.yaml", 0, body)], "nvidia.com/v1beta1", check=True, output="yaml", report=True,
-                   out=io.StringIO(), err=err)
+    code = convert_documents([Document("m.yaml", 0, body)], "nvidia.com/v1beta1", check=True, output="yaml", report=True,
+                             out=io.StringIO(), err=err)
     assert code == 1
     text = err.getvalue()
     assert "m.yaml: DynamoGraphDeployment/llama-agg (document 1): does not round-trip:" in text
