@@ -20,6 +20,7 @@ from gocompat.decoding import decode_struct
 from gocompat.encoding import encode
 from gocompat.errors import GoTypeError
 from gocompat.typed import Decoding, Struct
+from gocompat.written import encodes_as_is
 
 # A hub defaulter: (hub object, operation) -> the object itself when nothing changes, else a
 # new object sharing the untouched subtrees.
@@ -158,18 +159,23 @@ def as_go_writes(hub: JSONObject, spec_schema: Struct, status_schema: Struct) ->
     # Quirk: the operator's patch is the difference from its json.Marshal of the whole object,
     # so it also writes what Go writes regardless of the input (status.state, an empty pod
     # template's spec, an EPP profile plugin's weight: null, which the API server then refuses).
+    # A spec or status already as Go writes it (most objects: an encoder like it wrote them) is
+    # not written again: its writing would equal it, and the patch compares by equality.
     out = dict(hub)
     spec = hub.get("spec")
     status = hub.get("status")
     try:
-        if isinstance(spec, dict):
+        if isinstance(spec, dict) and not encodes_as_is(spec, spec_schema):
             out["spec"] = encode(
                 decode_struct(spec, spec_schema, _GO_EXACT), spec_schema, values=True, strip=True, full=True
             )
-        status = decode_struct(status if isinstance(status, dict) else {}, status_schema, _GO_EXACT)
+        if isinstance(status, dict) and encodes_as_is(status, status_schema):
+            written = status
+        else:
+            status = decode_struct(status if isinstance(status, dict) else {}, status_schema, _GO_EXACT)
+            written = encode(status, status_schema, values=True, strip=True, full=True)
     except GoTypeError:
         return hub
-    written = encode(status, status_schema, values=True, strip=True, full=True)
     if written:  # an omitempty struct that encodes to {} is left out
         out["status"] = written
     merged: JSONObject = _merged(hub, out)

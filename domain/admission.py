@@ -103,11 +103,6 @@ class AdmissionInput:
     dry_run: bool
     # The GVK a per-kind upstream path expects (its GVK guard); None on the generic routes.
     expected_gvk: GVK | None
-    # Whether ``object.spec`` decodes into the operator's Go types as it is (every member named
-    # by its schema, every quantity, time and duration parsing): the structural type check of a
-    # review finds this out on its way (``app.review.schema.check_object``) and sets it before any
-    # handler runs. False when unknown (the handlers then decode the spec themselves).
-    spec_decodes: bool
 
     def __init__(
         self,
@@ -124,7 +119,6 @@ class AdmissionInput:
         old_object: JSONObject | None = None,
         dry_run: bool = False,
         expected_gvk: GVK | None = None,
-        spec_decodes: bool = False,
     ) -> None:
         self.uid = uid
         self.kind = kind
@@ -139,7 +133,6 @@ class AdmissionInput:
         self.old_object = old_object
         self.dry_run = dry_run
         self.expected_gvk = expected_gvk
-        self.spec_decodes = spec_decodes
 
     @property
     def source_version(self) -> str:

@@ -211,9 +211,14 @@ def custom_kinds() -> Iterator[Kind]:
     return (k for k in REGISTRY if k.custom and k.group == GROUP)
 
 
-def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
-    """Answer one validating admission request (see :mod:`kinds.chains`)."""
-    return chains.validate(REGISTRY, inp, ctx)
+def validate(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
+    """Answer one validating admission request (see :mod:`kinds.chains`).
+
+    ``spec_decodes``: whether ``inp.object``'s ``spec`` decodes into the operator's Go types as it
+    is (every member named by its schema, every quantity, time and duration parsing), as the
+    structural type check of a review tells (``app.review.schema.check_object``). The default,
+    False, is "unknown": the rules then decode the spec themselves, with the same answer."""
+    return chains.validate(REGISTRY, inp, ctx, spec_decodes)
 
 
 def default(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:

@@ -31,8 +31,8 @@ def _terminating(obj: JSONObject | None) -> bool:
     return isinstance(meta, dict) and bool(meta.get("deletionTimestamp"))
 
 
-def validate(registry: Registry, inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
-    """Answer one validating admission request."""
+def validate(registry: Registry, inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
+    """Answer one validating admission request (``spec_decodes``: see :func:`kinds.validate`)."""
     kind = registry.get(inp.kind.group, inp.kind.kind)
     if kind is None or kind.validator is None or inp.sub_resource:
         return Decision.allow()
@@ -46,7 +46,7 @@ def validate(registry: Registry, inp: AdmissionInput, ctx: AdmissionContext) -> 
     if inp.operation == "UPDATE" and _terminating(inp.object):
         return Decision.allow()
     try:
-        return kind.validator(inp, ctx)
+        return kind.validator(inp, ctx, spec_decodes)
     except Exception as exc:  # upstream handlers recover panics and deny with the panic text
         return Decision.deny(f"panic: {exc} [recovered]", code=500, reason="")
 

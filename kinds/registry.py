@@ -31,9 +31,11 @@ WebhookType = Literal["validate", "mutate"]
 
 
 class Validator(Protocol):
-    """A kind's validating rules: one decoded request in, one decision out."""
+    """A kind's validating rules: one decoded request in, one decision out. The third argument
+    tells whether the request's ``object.spec`` decodes as it is (see :func:`kinds.validate`);
+    rules that never decode the spec themselves do not read it."""
 
-    def __call__(self, inp: AdmissionInput, ctx: AdmissionContext, /) -> Decision: ...
+    def __call__(self, inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool, /) -> Decision: ...
 
 
 class HubDefaulter(Protocol):

@@ -10,8 +10,8 @@ what the view would be built from instead of building it:
 
 * the conversion cannot fail: the object is of its kind and hub version with an object for its
   metadata, :func:`validation.compat_status.status_converts` vouches for its status, the spec
-  decodes as it is (the structural type check found that out on its way:
-  ``AdmissionInput.spec_decodes``, which the caller checks) and a DGD's components are objects
+  decodes as it is (the structural type check found that out on its way and the review passes
+  it on: the ``spec_decodes`` argument of ``kinds.validate``, which the caller checks) and a DGD's components are objects
   with distinct names;
 * the save restores nothing a compatibility field reads: only its text is read (no word such a
   member name, ``pvcs`` or a null service needs is in it), or else its JSON (a payload that does

@@ -61,7 +61,7 @@ def validate_hub(
     spec_decodes: bool = False,
 ) -> Decision:
     """Validate a DCD in hub form (``converted``: see :class:`validation.compat_view.Views`;
-    ``spec_decodes``: see :class:`domain.admission.AdmissionInput`)."""
+    ``spec_decodes``: whether ``new``'s spec decodes as it is, see :func:`validate`)."""
     name = string(sub(new, "metadata"), "name")
     warnings: list[str] = []
     views = compat_view.Views(converted)
@@ -102,11 +102,14 @@ def validate_hub(
         return Decision.deny(str(exc))
 
 
-def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+def validate(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
+    """Validate one DCD request (``spec_decodes``: whether ``inp.object``'s spec decodes as it is,
+    as the review's type check tells; False: unknown)."""
     prepared = prepare(inp, KIND_DCD, lambda o, _alpha: topology.schema_errors_dcd(o), CONVERTER)
     if isinstance(prepared, Decision):
         return prepared
     new, old, rv_source, converted = prepared
     # ``spec_decodes`` tells of the object as sent: not of this service's conversion of it.
-    spec_decodes = inp.spec_decodes and not converted
-    return validate_hub(inp.operation, new, old, ctx, rv_source, converted=converted, spec_decodes=spec_decodes)
+    return validate_hub(
+        inp.operation, new, old, ctx, rv_source, converted=converted, spec_decodes=spec_decodes and not converted
+    )

@@ -255,8 +255,8 @@ def stateless(
     *,
     spec_decodes: bool = False,
 ) -> Result:
-    """``Validate``: hub rules then the v1alpha1 compatibility pass (``spec_decodes``: see
-    :class:`domain.admission.AdmissionInput`). Raises PlainError."""
+    """``Validate``: hub rules then the v1alpha1 compatibility pass (``spec_decodes``: whether
+    ``hub``'s spec decodes as it is, see :func:`validate`). Raises PlainError."""
     res = Result(spec_errors(hub, ctx, rv_source))
     alpha_source = rv_source == SOURCE_V1ALPHA1
     if alpha_source or alpha.dgd_view_needed(hub, spec_decodes=spec_decodes):
@@ -436,8 +436,8 @@ def validate_hub(
     spec_decodes: bool = False,
 ) -> Decision:
     """Validate a DGD already in hub form (errors in upstream order, warnings as upstream returns them;
-    ``converted``: see :class:`validation.compat_view.Views`; ``spec_decodes``: see
-    :class:`domain.admission.AdmissionInput`)."""
+    ``converted``: see :class:`validation.compat_view.Views`; ``spec_decodes``: whether
+    ``new``'s spec decodes as it is, see :func:`validate`)."""
     views = compat_view.Views(converted)
     try:
         if operation == "CREATE" or old is None:
@@ -462,8 +462,10 @@ def _decision(name: str, errs: list[FieldError], warnings: list[str]) -> Decisio
     return to_decision(KIND_DGD, name, errs, warnings)
 
 
-def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
-    """Validate one DGD request (pre-checks of ``kinds.validate`` already applied)."""
+def validate(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
+    """Validate one DGD request (pre-checks of ``kinds.validate`` already applied; ``spec_decodes``:
+    whether ``inp.object``'s spec decodes as it is, as the review's type check tells; False:
+    unknown, the compatibility pass then decodes it itself)."""
     prepared = prepare(inp, KIND_DGD, topology.schema_errors_dgd, CONVERTER)
     if isinstance(prepared, Decision):
         return prepared
@@ -478,7 +480,7 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
         string(sub(new, "metadata"), "name"),
         converted=converted,
         # ``spec_decodes`` tells of the object as sent: not of this service's conversion of it.
-        spec_decodes=inp.spec_decodes and not converted,
+        spec_decodes=spec_decodes and not converted,
     )
 
 

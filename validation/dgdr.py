@@ -296,7 +296,7 @@ def _terminating(obj: JSONObject) -> bool:
     return meta is not None and bool(meta.get("deletionTimestamp"))
 
 
-def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+def validate(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
     """Validate one DGDR CREATE or UPDATE (other operations are allowed without checks)."""
     obj = inp.object
     if inp.operation not in ("CREATE", "UPDATE") or not isinstance(obj, dict):

@@ -184,7 +184,7 @@ def spec_errors(spec: JSONObject, checkpoint_gate: bool) -> list[FieldError]:
     return errs
 
 
-def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+def validate(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
     """Validate one DynamoCheckpoint CREATE or UPDATE (other operations are allowed without checks)."""
     obj = inp.object
     if inp.operation not in ("CREATE", "UPDATE") or not isinstance(obj, dict):

@@ -76,7 +76,7 @@ def update_errors(new: JSONObject, old: JSONObject, warnings: list[str]) -> list
     return errs
 
 
-def validate(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+def validate(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
     """Validate one DynamoModel CREATE or UPDATE (other operations are allowed without checks)."""
     obj = inp.object
     if inp.operation not in ("CREATE", "UPDATE") or not isinstance(obj, dict):

@@ -140,7 +140,7 @@ def _admit(
     """The handler's answer; raises :class:`InvalidRequest` for an object of the wrong types and
     :class:`InternalError` when the handler fails. ``big_numbers``: the review holds numbers past
     a double's range (:mod:`app.review.bignumbers`), which no object may hold."""
-    problem = _type_problem(inp)
+    problem, spec_decodes = _problem_and_spec_decodes(inp)
     if problem is None and big_numbers:
         problem = _big_number(inp.object, "request.object") or _big_number(inp.old_object, "request.oldObject")
     if problem is not None:
@@ -149,11 +149,10 @@ def _admit(
         # runs.
         raise InvalidRequest(problem)
     try:
-        handler = kinds.default if mutating else kinds.validate
-        decision = handler(inp, ctx)
+        decision = kinds.default(inp, ctx) if mutating else kinds.validate(inp, ctx, spec_decodes)
         return admission_response(uid, decision, mutating, inp.object)
     except Exception as exc:  # the answer is always a review, as controller-runtime's recover()
-        problem = _type_problem(inp, "oldObject")
+        problem = _old_object_problem(inp)
         if problem is not None:
             raise InvalidRequest(problem) from exc
         log.error(
@@ -163,25 +162,34 @@ def _admit(
         raise InternalError(f"internal error: {type(exc).__name__}: {exc}") from exc
 
 
-def _type_problem(inp: AdmissionInput, field_name: str = "object") -> str | None:
-    """The first problem of the request's ``object`` (checked up front, values Go parses itself
-    included, :func:`~app.review.schema.check_object`; this also sets ``inp.spec_decodes``) or the first
-    wrongly typed value of its stored ``oldObject`` (already passed the apiserver's schema
-    validation, so only examined when a handler could not process the request)."""
+def _checked(inp: AdmissionInput, obj: Any) -> tuple[str, str] | None:
+    """The (apiVersion, kind) ``obj`` is type checked as, or None when the request's objects are
+    not checked (another operation, a subresource, a per-kind path whose GVK guard answers first)."""
     if inp.operation not in ("CREATE", "UPDATE") or inp.sub_resource:
         return None
     if inp.expected_gvk is not None and inp.expected_gvk != inp.kind:
-        return None  # the per-kind path's GVK guard answers first
-    obj = inp.object if field_name == "object" else inp.old_object
+        return None
     if not isinstance(obj, dict):
         return None
-    api_version = str(obj.get("apiVersion") or inp.kind.api_version)
-    kind = str(obj.get("kind") or inp.kind.kind)
-    root = f"request.{field_name}"
-    if field_name != "object":
-        return first_type_error(obj, api_version, kind, root)
-    problem, inp.spec_decodes = check_object(obj, api_version, kind, root)
-    return problem
+    return str(obj.get("apiVersion") or inp.kind.api_version), str(obj.get("kind") or inp.kind.kind)
+
+
+def _problem_and_spec_decodes(inp: AdmissionInput) -> tuple[str | None, bool]:
+    """(the first problem of the request's ``object``, checked up front with the values Go parses
+    itself, :func:`~app.review.schema.check_object`; whether its ``spec`` decodes as it is, which
+    the caller passes on to the rules). Not checked: (None, False)."""
+    checked = _checked(inp, inp.object)
+    if checked is None:
+        return None, False
+    return check_object(inp.object, *checked, "request.object")
+
+
+def _old_object_problem(inp: AdmissionInput) -> str | None:
+    """The first wrongly typed value of the request's stored ``oldObject`` (it already passed the
+    apiserver's schema validation, so it is only examined when a handler could not process the
+    request)."""
+    checked = _checked(inp, inp.old_object)
+    return None if checked is None else first_type_error(inp.old_object, *checked, "request.oldObject")
 
 
 def _big_number(obj: Any, root: str) -> str | None:

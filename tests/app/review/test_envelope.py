@@ -37,7 +37,7 @@ def test_allowed_review_echoes_version_and_uid(client: TestClient, api_version: 
     assert out["response"] == {"uid": "abc-123", "allowed": True, "status": {"code": 200}}
 
 
-def _patched(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+def _patched(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
     assert inp.object is not None
     obj = json.loads(json.dumps(inp.object))
     obj["metadata"].setdefault("annotations", {})["example.com/defaulted"] = "yes"
@@ -76,7 +76,7 @@ def test_denial_keeps_status_and_clips_warnings(client: TestClient, monkeypatch:
     long_warning = "w" * 300
     upstream_sized = "u" * 189
 
-    def deny(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+    def deny(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
         return Decision.deny('Kind.nvidia.com "a" is invalid: spec: Required value', 422, "Invalid",
                              warnings=[long_warning, "short", upstream_sized], details={"name": "a"})
 
@@ -95,7 +95,7 @@ def test_denial_keeps_status_and_clips_warnings(client: TestClient, monkeypatch:
 def test_handler_exception_is_a_500_denial_with_uid(
     client: TestClient, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
-    def boom(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+    def boom(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
         raise RuntimeError("kaboom")
 
     monkeypatch.setattr(kinds, "validate", boom)
@@ -118,7 +118,7 @@ def test_every_upstream_path_is_served(client: TestClient) -> None:
 def test_per_kind_path_passes_its_gvk_guard(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Any] = []
 
-    def record(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+    def record(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
         seen.append(inp.expected_gvk)
         return Decision.allow()
 

@@ -56,7 +56,7 @@ def test_valid_objects_pass() -> None:
 def test_a_mistyped_object_is_a_400_before_any_rule_runs(
     client: TestClient, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
-    def never(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+    def never(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
         raise AssertionError("rules must not see an object that fails typed decoding")
 
     monkeypatch.setattr(kinds, "validate", never)
@@ -70,7 +70,7 @@ def test_a_mistyped_object_is_a_400_before_any_rule_runs(
 def test_old_object_is_examined_when_a_handler_fails(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
 
-    def crash(inp: AdmissionInput, ctx: AdmissionContext) -> Decision:
+    def crash(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
         calls.append(inp.operation)
         raise TypeError("bool is not an int")
 

@@ -292,6 +292,27 @@ def test_a_migrated_update_whose_spec_decodes_is_validated_without_a_view(monkey
     )
 
 
+def test_the_rules_called_without_the_verdict_decode_the_spec_themselves(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The type check's verdict is passed to the rules, never left in the request: called without
+    # it, the rules take the documented default (unknown: they build the view) and answer the same.
+    import kinds
+    from app.review.dispatch import review_admission
+    from app.review.reviews import admission_input, read_admission_review
+    from bench import payloads
+    from domain.admission import AdmissionContext
+
+    built = _views_built(monkeypatch)
+    review = payloads.dgd_migrated_update()
+    through_review = review_admission(review, "validate", AdmissionContext())
+    assert built == []
+    inp = admission_input(read_admission_review(review))
+    direct = kinds.validate(inp, AdmissionContext())
+    assert len(built) == 1
+    assert (direct.allowed, direct.warnings) == (through_review.allowed, through_review.response.get("warnings", []))
+    assert kinds.validate(inp, AdmissionContext(), spec_decodes=True) == direct
+    assert len(built) == 1
+
+
 # --- values Go parses itself, refused as Go refuses them ------------------------------------------------
 
 QUANTITY_TEXT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
