@@ -82,7 +82,7 @@ def review_conversion(doc: Any) -> Outcome:
     )
 
 
-def convert_one(obj: Any, index: int, desired: str, big_numbers: bool = False) -> tuple[Any, tuple[str, str]]:
+def converted_with_direction(obj: Any, index: int, desired: str, big_numbers: bool = False) -> tuple[Any, tuple[str, str]]:
     """Object ``index`` of a large review, unchanged (what the webhook's walk of a large review
     converts one object at a time)."""
     kind = str(obj.get("kind", "")) if isinstance(obj, dict) else ""
@@ -92,8 +92,11 @@ def convert_one(obj: Any, index: int, desired: str, big_numbers: bool = False) -
 def main(argv: list[str] | None = None) -> int:
     # The routes (and the walk of a large ConversionReview) call the dispatch functions they
     # imported: replace those names.
-    vars(routes).update(review_admission=review_admission, review_conversion=review_conversion)
-    vars(conversion_stream).update(convert_one=convert_one)
+    for module, names in ((routes, {"review_admission": review_admission, "review_conversion": review_conversion}),
+                          (conversion_stream, {"converted_with_direction": converted_with_direction})):
+        missing = sorted(set(names) - set(vars(module)))
+        assert not missing, f"{module.__name__} no longer has {missing}: the floor would convert"
+        vars(module).update(names)
     return cli_main(sys.argv[1:] if argv is None else argv)
 
 

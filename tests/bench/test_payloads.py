@@ -208,7 +208,7 @@ def test_the_floor_returns_a_large_review_unchanged(monkeypatch: pytest.MonkeyPa
     there too the floor returns every object unchanged instead of converting it."""
     from app.review import conversion_stream
 
-    monkeypatch.setattr(conversion_stream, "convert_one", floor_server.convert_one)
+    monkeypatch.setattr(conversion_stream, "converted_with_direction", floor_server.converted_with_direction)
     doc = payloads.conversion_review(3, payloads.BETA)
     outcome = conversion_stream.review_conversion_body(orjson.dumps(doc))
     answer = orjson.loads(b"".join(outcome.pieces()))
