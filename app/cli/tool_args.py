@@ -40,7 +40,7 @@ def cmd_certs_status(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from app.cluster.audit import cmd_audit as run
+    from app.cluster.audit_command import cmd_audit as run
 
     return run(args)
 
@@ -68,16 +68,22 @@ def _certs_connection_args(parser: argparse.ArgumentParser) -> None:
         f"cluster, else {settings_default('namespace')}, as for serve)",
     )
     parser.add_argument(
-        "--service-name", default=settings_default("service_name"), help="webhook Service name (serving certificate SANs)"
+        "--service-name",
+        default=settings_default("service_name"),
+        help="webhook Service name (serving certificate SANs)",
     )
     parser.add_argument("--secret-name", default=settings_default("secret_name"), help="TLS Secret name")
     parser.add_argument(
-        "--kubeconfig", default=None, help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
+        "--kubeconfig",
+        default=None,
+        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)",
     )
     parser.add_argument(
         "--mode", choices=["auto", "manual"], default="auto", help="certificate provisioning mode"
     )
-    parser.add_argument("--cluster-domain", default=settings_default("cluster_domain"), help="cluster DNS domain")
+    parser.add_argument(
+        "--cluster-domain", default=settings_default("cluster_domain"), help="cluster DNS domain"
+    )
 
 
 def _group(subparsers: Any, name: str, commands: tuple[str, ...], **texts: str) -> Any:
@@ -90,9 +96,13 @@ def _group(subparsers: Any, name: str, commands: tuple[str, ...], **texts: str) 
 
 def register_certs(subparsers: Any) -> None:
     """Add the ``certs`` sub-command (with ``ensure`` and ``status``) to an argparse sub-parser set."""
-    sub = _group(subparsers, "certs", ("ensure", "status"),
-                 help="provision webhook certificates and keep caBundles in sync",
-                 description="Manage the webhook's TLS Secret and the caBundles of its webhook configurations and CRDs.")
+    sub = _group(
+        subparsers,
+        "certs",
+        ("ensure", "status"),
+        help="provision webhook certificates and keep caBundles in sync",
+        description="Manage the webhook's TLS Secret and the caBundles of its webhook configurations and CRDs.",
+    )
 
     ensure = sub.add_parser(
         "ensure",
@@ -137,11 +147,15 @@ def register_certs(subparsers: Any) -> None:
 
 
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kubeconfig", default=None,
-                        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
+    parser.add_argument(
+        "--kubeconfig",
+        default=None,
+        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)",
+    )
     parser.add_argument("--context", default=None, help="kubeconfig context (default: the current one)")
-    parser.add_argument("--request-timeout", type=float, default=60.0, metavar="SECONDS",
-                        help="timeout of one API request")
+    parser.add_argument(
+        "--request-timeout", type=float, default=60.0, metavar="SECONDS", help="timeout of one API request"
+    )
 
 
 def register_audit(subparsers: Any) -> None:
@@ -159,15 +173,28 @@ def register_audit(subparsers: Any) -> None:
     scope = audit.add_mutually_exclusive_group()
     scope.add_argument("-n", "--namespace", default=None, help="namespace to audit (default: the context's)")
     scope.add_argument("-A", "--all-namespaces", action="store_true", help="audit every namespace")
-    audit.add_argument("--kinds", default=None, metavar="KIND,...",
-                       help="only these kinds (kind, plural or short name: dgd, dcd, dgdr, dgdsa, dm, dckpt)")
-    audit.add_argument("-o", "--output", choices=["table", "json", "github"], default="table",
-                       help="output format (github: workflow annotations, with --upgrade-to)")
+    audit.add_argument(
+        "--kinds",
+        default=None,
+        metavar="KIND,...",
+        help="only these kinds (kind, plural or short name: dgd, dcd, dgdr, dgdsa, dm, dckpt)",
+    )
+    audit.add_argument(
+        "-o",
+        "--output",
+        choices=["table", "json", "github"],
+        default="table",
+        help="output format (github: workflow annotations, with --upgrade-to)",
+    )
     audit.add_argument("--show-all", action="store_true", help="table: also list objects without findings")
     audit.add_argument("--page-size", type=int, default=500, help="objects per LIST page")
-    audit.add_argument("--upgrade-to", choices=["1.5"], default=None,
-                       help="instead: a read-only preflight of what breaks when the operator moves to this release "
-                       "(Dynamo objects and Pods in the audited namespaces; CRDs and webhook configurations)")
+    audit.add_argument(
+        "--upgrade-to",
+        choices=["1.5"],
+        default=None,
+        help="instead: a read-only preflight of what breaks when the operator moves to this release "
+        "(Dynamo objects and Pods in the audited namespaces; CRDs and webhook configurations)",
+    )
     add_admission_arguments(audit)
     audit.set_defaults(func=cmd_audit)
 
@@ -185,15 +212,24 @@ def register_storage_migrate(subparsers: Any) -> None:
     )
     add_connection_arguments(cmd)
     cmd.add_argument("--dry-run", action="store_true", help="only report what would be done; write nothing")
-    cmd.add_argument("--kinds", default=None, metavar="KIND,...",
-                     help="only these kinds (kind, plural or short name: dgd, dcd, dgdr, dgdsa)")
-    cmd.add_argument("--qps", type=float, default=50.0,
-                     help="at most this many API requests a second (0: no limit)")
-    cmd.add_argument("--workers", type=int, default=4,
-                     help="objects rewritten at the same time, within --qps")
+    cmd.add_argument(
+        "--kinds",
+        default=None,
+        metavar="KIND,...",
+        help="only these kinds (kind, plural or short name: dgd, dcd, dgdr, dgdsa)",
+    )
+    cmd.add_argument(
+        "--qps", type=float, default=50.0, help="at most this many API requests a second (0: no limit)"
+    )
+    cmd.add_argument(
+        "--workers", type=int, default=4, help="objects rewritten at the same time, within --qps"
+    )
     cmd.add_argument("--page-size", type=int, default=500, help="objects per LIST page")
-    cmd.add_argument("--state-file", default=None,
-                     help="progress file for resuming (default $XDG_STATE_HOME/dynamo-webhook/storage-migrate.json)")
+    cmd.add_argument(
+        "--state-file",
+        default=None,
+        help="progress file for resuming (default $XDG_STATE_HOME/dynamo-webhook/storage-migrate.json)",
+    )
     cmd.add_argument("--no-state", action="store_true", help="keep no progress file (a rerun starts over)")
     cmd.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format")
     cmd.set_defaults(func=cmd_storage_migrate)
@@ -204,9 +240,13 @@ def register_storage_migrate(subparsers: Any) -> None:
 
 def register_crds(subparsers: Any) -> None:
     """Add the ``crds`` sub-command (with ``release``) to an argparse sub-parser set."""
-    sub = _group(subparsers, "crds", ("release",),
-                 help="the convertible Dynamo CRDs' conversion webhook (release it before an uninstall)",
-                 description="Work on the conversion stanza of the four convertible Dynamo CRDs.")
+    sub = _group(
+        subparsers,
+        "crds",
+        ("release",),
+        help="the convertible Dynamo CRDs' conversion webhook (release it before an uninstall)",
+        description="Work on the conversion stanza of the four convertible Dynamo CRDs.",
+    )
     release = sub.add_parser(
         "release",
         help="stop the convertible CRDs naming this Service as their converter (before uninstalling it)",
@@ -220,21 +260,36 @@ def register_crds(subparsers: Any) -> None:
     )
     add_connection_arguments(release)
     release.add_argument(
-        "--service", default=None, metavar="NAMESPACE/NAME",
+        "--service",
+        default=None,
+        metavar="NAMESPACE/NAME",
         help="the Service being removed (default: namespace $DYNAMO_WEBHOOK_NAMESPACE, else the pod's in a cluster, "
         f"else {settings_default('namespace')}; name $DYNAMO_WEBHOOK_SERVICE_NAME, else "
-        f"{settings_default('service_name')}: serve's settings)")
+        f"{settings_default('service_name')}: serve's settings)",
+    )
     release.add_argument(
-        "--hand-over-to", default=None, metavar="NAMESPACE/NAME[:PORT][/PATH]",
+        "--hand-over-to",
+        default=None,
+        metavar="NAMESPACE/NAME[:PORT][/PATH]",
         help="point the conversion webhook at this Service instead (default port 443, path /convert), e.g. the "
-        "operator's own webhook Service; any storedVersions")
+        "operator's own webhook Service; any storedVersions",
+    )
     release.add_argument(
-        "--hand-over-ca-secret", default=None, metavar="NAMESPACE/NAME",
+        "--hand-over-ca-secret",
+        default=None,
+        metavar="NAMESPACE/NAME",
         help="with --hand-over-to: the caBundle is ca.crt of this Secret (default: webhook-server-cert in the "
-        "--hand-over-to namespace, where the operator keeps its CA); needs get on it")
+        "--hand-over-to namespace, where the operator keeps its CA); needs get on it",
+    )
     release.add_argument(
-        "--hand-over-ca-file", default=None, type=Path, metavar="PEM",
-        help="with --hand-over-to: the caBundle is this PEM file instead of the Secret's ca.crt")
-    release.add_argument("--dry-run", action="store_true", help="only report what would be done; change nothing")
+        "--hand-over-ca-file",
+        default=None,
+        type=Path,
+        metavar="PEM",
+        help="with --hand-over-to: the caBundle is this PEM file instead of the Secret's ca.crt",
+    )
+    release.add_argument(
+        "--dry-run", action="store_true", help="only report what would be done; change nothing"
+    )
     release.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format")
     release.set_defaults(func=cmd_crds_release)

@@ -19,21 +19,17 @@ match policies: an Equivalent webhook receives the object converted to its versi
 
 from __future__ import annotations
 
-import argparse
 import base64
 import datetime as dt
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TextIO
+from typing import Any, Literal
 
 import jsonpatch
 import orjson
-from kubernetes.config.config_exception import ConfigException
 
-from app.cluster import preflight
 from app.cluster.inventory import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -41,21 +37,16 @@ from app.cluster.inventory import (
     JsonObj,
     Listing,
     Progress,
-    cluster_failure,
     collection_path,
-    connect,
-    fail,
-    join,
     read_crd,
-    select_kinds,
 )
 from app.review.dispatch import review_admission
 from app.review.errors import ConversionFailure
 from app.review.roundtrip import convert_one, roundtrip_problems
 from app.review.webhook_paths import WEBHOOK_ROUTES
 from app.server.cluster_services import ClusterServices, LiveLookups
-from app.server.settings import ADMISSION_FIELDS, Settings, settings_from_args
-from certs.kube import ApiError, lease_path
+from app.server.settings import ADMISSION_FIELDS, Settings
+from certs.kube import lease_path
 from certs.leases import LEASE_NAME, lease_expired
 from domain.constants import GROUP
 from kinds import custom_kinds
@@ -88,8 +79,14 @@ REGISTRATION: dict[str, tuple[Hook | None, Hook | None]] = {
 
 #: Metadata the API server sets; a manifest (and so a CREATE) does not carry it.
 SERVER_METADATA = (
-    "uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "deletionTimestamp",
-    "deletionGracePeriodSeconds", "selfLink",
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "generation",
+    "managedFields",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
 )
 AUDIT_USER = {"username": "dynamo-webhook-audit", "groups": ["system:authenticated"]}
 STORED_BASIS = (
@@ -186,7 +183,8 @@ def writer_version(obj: JsonObj, served: Sequence[str], default: str) -> str:
     ``metadata.managedFields``: the version its owners use, and so the one its next update will
     come in. ``default`` when that is unknown or not served."""
     entries = [
-        m for m in (obj.get("metadata") or {}).get("managedFields") or ()
+        m
+        for m in (obj.get("metadata") or {}).get("managedFields") or ()
         if isinstance(m, dict) and not m.get("subresource") and m.get("operation") in ("Update", "Apply")
     ]
     if not entries:
@@ -227,8 +225,15 @@ class Auditor:
         return self.to_version(obj, api_version.rpartition("/")[2])
 
     # -- admission
-    def _review(self, kind: Kind, hook: Hook, operation: Operation, request_version: str,
-                obj: JsonObj, old: JsonObj | None) -> JsonObj:
+    def _review(
+        self,
+        kind: Kind,
+        hook: Hook,
+        operation: Operation,
+        request_version: str,
+        obj: JsonObj,
+        old: JsonObj | None,
+    ) -> JsonObj:
         self._uid += 1
         meta = obj.get("metadata") or {}
         resource = {"group": GROUP, "version": hook.version, "resource": kind.plural}
@@ -251,13 +256,16 @@ class Auditor:
             },
         }
 
-    def admit(self, kind: Kind, operation: Operation, request_version: str, obj: JsonObj,
-              old: JsonObj | None) -> Check:
+    def admit(
+        self, kind: Kind, operation: Operation, request_version: str, obj: JsonObj, old: JsonObj | None
+    ) -> Check:
         """Mutating then validating webhook of ``kind`` for ``obj`` sent in ``request_version``."""
         check = Check(operation)
         mutating, validating = REGISTRATION.get(kind.kind, (None, None))
         hooks: tuple[tuple[Literal["mutate", "validate"], Hook | None], ...] = (
-            ("mutate", mutating), ("validate", validating))
+            ("mutate", mutating),
+            ("validate", validating),
+        )
         for review_type, hook in hooks:
             if hook is None or (hook.exact and hook.version != request_version):
                 continue
@@ -273,7 +281,12 @@ class Auditor:
             response = outcome.response
             check.warnings += [str(w) for w in response.get("warnings", ())]
             if not outcome.allowed:
-                check.allowed, check.webhook, check.code, check.message = False, hook.name, outcome.code, outcome.message
+                check.allowed, check.webhook, check.code, check.message = (
+                    False,
+                    hook.name,
+                    outcome.code,
+                    outcome.message,
+                )
                 return check
             if response.get("patch"):
                 ops = orjson.loads(base64.b64decode(response["patch"]))
@@ -380,14 +393,24 @@ class Report:
             "kinds": [k.as_json() for k in self.kinds],
             "storedVersionsBasis": STORED_BASIS,
             "objects": [o.as_json() for o in self.objects],
-            "totals": {**overall, "byKind": self.totals(lambda o: o.kind),
-                       "byNamespace": self.totals(lambda o: o.namespace)},
+            "totals": {
+                **overall,
+                "byKind": self.totals(lambda o: o.kind),
+                "byNamespace": self.totals(lambda o: o.namespace),
+            },
             "seconds": round(self.seconds, 3),
         }
 
 
-TOTAL_FIELDS = ("objects", "refused", "refusedOnUpdate", "refusedOnCreate", "defaulted", "notRoundTripping",
-                "excluded")
+TOTAL_FIELDS = (
+    "objects",
+    "refused",
+    "refusedOnUpdate",
+    "refusedOnCreate",
+    "defaulted",
+    "notRoundTripping",
+    "excluded",
+)
 
 
 class LeaseSnapshot:
@@ -396,7 +419,8 @@ class LeaseSnapshot:
     def __init__(self, leases: Iterable[JsonObj], now: dt.datetime | None = None) -> None:
         now = now or dt.datetime.now(dt.UTC)
         self.excluded = sorted(
-            str(lease["metadata"].get("namespace", "")) for lease in leases
+            str(lease["metadata"].get("namespace", ""))
+            for lease in leases
             if (lease.get("metadata") or {}).get("name") == LEASE_NAME and not lease_expired(lease, now)
         )
 
@@ -432,12 +456,20 @@ class CachedLookups(LiveLookups):
         return found
 
 
-def run(kube: Any, kinds: Sequence[Kind], namespace: str | None, settings: Settings, *,
-        page_size: int = 500, progress: Progress | None = None) -> Report:
+def run(
+    kube: Any,
+    kinds: Sequence[Kind],
+    namespace: str | None,
+    settings: Settings,
+    *,
+    page_size: int = 500,
+    progress: Progress | None = None,
+) -> Report:
     started = time.monotonic()
     ctx, scope = admission_context(kube, settings)
-    report = Report(namespace, {f: getattr(settings, f) for f in ADMISSION_FIELDS},
-                    excluded_namespaces=scope.excluded)
+    report = Report(
+        namespace, {f: getattr(settings, f) for f in ADMISSION_FIELDS}, excluded_namespaces=scope.excluded
+    )
     auditor = Auditor(ctx)
     progress = progress or Progress(enabled=False)
     for kind in kinds:
@@ -457,129 +489,6 @@ def run(kube: Any, kinds: Sequence[Kind], namespace: str | None, settings: Setti
         progress.clear()
     report.seconds = time.monotonic() - started
     return report
-
-
-# --------------------------------------------------------------------------- output
-
-
-def _table(rows: Sequence[Sequence[str]], indent: str = "") -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return [indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-
-
-def _status(check: Check, excluded: bool) -> str:
-    if excluded:
-        return "excluded"
-    return "ok" if check.allowed else "refused"
-
-
-def render_table(report: Report, out: TextIO, *, show_all: bool = False) -> None:
-    scope = f"namespace {report.namespace}" if report.namespace else "all namespaces"
-    out.write(f"Audit of {len(report.objects)} Dynamo object(s) in {scope} ({report.seconds:.1f} s)\n")
-    shown = [o for o in report.objects if show_all or o.findings]
-    if shown:
-        rows: list[tuple[str, ...]] = [("NAMESPACE", "KIND", "NAME", "CHECKED AS", "UPDATE", "CREATE", "DEFAULTING", "ROUND TRIP",
-                 "STORED AS")]
-        for o in shown:
-            rows.append((
-                o.namespace, o.kind, o.name, o.checked_as, _status(o.update, o.excluded),
-                _status(o.create, o.excluded),
-                f"{len(o.update.changes)} field(s)" if o.defaulted else "-",
-                "differs" if o.not_round_tripping else ("ok" if o.roundtrip else "-"),
-                "|".join(o.stored),
-            ))
-        out.write("\n" + "\n".join(_table(rows)) + "\n")
-    hidden = len(report.objects) - len(shown)
-    if hidden:
-        out.write(f"({hidden} object(s) without findings not listed; --show-all lists them)\n")
-
-    refused = report.refused
-    if refused:
-        out.write("\nWould be refused:\n")
-        for o in refused:
-            for check in (o.update, o.create):
-                if not check.allowed:
-                    what = "next update" if check.operation == "UPDATE" else "re-creation"
-                    out.write(f"  {o.kind} {o.namespace}/{o.name} ({what}, {check.operation} as "
-                              f"{GROUP}/{o.checked_as}):\n    {check.error}\n")
-    defaulted = [o for o in report.objects if o.defaulted]
-    if defaulted:
-        out.write("\nWould be changed by defaulting on the next update:\n")
-        for o in defaulted:
-            out.write(f"  {o.kind} {o.namespace}/{o.name}: {', '.join(o.update.changes)}\n")
-    broken = [o for o in report.objects if o.not_round_tripping]
-    if broken:
-        out.write("\nDo not round-trip:\n")
-        for o in broken:
-            for through, paths in o.roundtrip.items():
-                if paths:
-                    out.write(f"  {o.kind} {o.namespace}/{o.name} from {GROUP}/{through}: {', '.join(paths)}\n")
-
-    columns = ("OBJECTS", "REFUSED", "ON UPDATE", "ON CREATE", "DEFAULTED", "NO ROUND TRIP", "EXCLUDED")
-    for title, key in (("KIND", lambda o: o.kind), ("NAMESPACE", lambda o: o.namespace)):
-        totals = report.totals(key)
-        if totals:
-            rows = [(title, *columns), *[(k, *(str(v[f]) for f in TOTAL_FIELDS)) for k, v in totals.items()]]
-            out.write(f"\nTotals by {title.lower()}:\n" + "\n".join(_table(rows, "  ")) + "\n")
-
-    out.write("\nStored versions (from each CRD's status.storedVersions):\n")
-    crd_rows: list[tuple[str, ...]] = [("CRD", "STORAGE", "STORED VERSIONS", "")]
-    for k in report.kinds:
-        if k.crd is None:
-            crd_rows.append((k.kind.crd_name, "-", "-", "not installed"))
-            continue
-        note = "all objects stored in the storage version" if k.crd.migrated else (
-            "objects may still be stored in an older version: run storage-migrate")
-        crd_rows.append((k.kind.crd_name, k.crd.storage_version, join(k.crd.stored_versions), note))
-    out.write("\n".join(_table(crd_rows, "  ")) + "\n")
-    out.write("  The API does not say which version one object is stored in; STORED AS lists the candidates.\n")
-    if report.excluded_namespaces:
-        out.write(f"\nNamespaces claimed by a namespace-restricted operator (not admitted by this webhook): "
-                  f"{', '.join(report.excluded_namespaces)}\n")
-    s = report.settings
-    on = {True: "on", False: "off"}
-    out.write(
-        f"\nSettings: operator version {s['operator_version']}; feature gates Grove {on[s['feature_grove']]}, "
-        f"Checkpoint {on[s['feature_checkpoint']]}, GPUDiscovery {on[s['feature_gpu_discovery']]}; operator "
-        f"principal {s['operator_principal']}\n"
-    )
-    n_update = sum(not o.update.allowed for o in refused)
-    n_create = sum(not o.create.allowed for o in refused)
-    out.write(f"Result: {len(refused)} of {len(report.objects)} object(s) would be refused "
-              f"({n_update} on their next update, {n_create} if created again)\n")
-
-
-def render_json(report: Report, out: TextIO) -> None:
-    out.write(orjson.dumps(report.as_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
-
-
-# --------------------------------------------------------------------------- command line
-
-
-def cmd_audit(args: argparse.Namespace) -> int:
-    try:
-        kinds = select_kinds(args.kinds)
-        settings = settings_from_args(args)
-    except ValueError as exc:
-        return fail("audit", str(exc))
-    upgrade_to = getattr(args, "upgrade_to", None)
-    if args.output == "github" and not upgrade_to:
-        return fail("audit", "-o github is for --upgrade-to")
-    try:
-        conn = connect(args)
-        namespace = None if args.all_namespaces else (args.namespace or conn.default_namespace)
-        if upgrade_to:
-            findings = preflight.run(conn.kube, kinds, namespace, page_size=args.page_size, progress=Progress())
-            preflight.render(findings, args.output)
-            return preflight.exit_code(findings)
-        report = run(conn.kube, kinds, namespace, settings, page_size=args.page_size, progress=Progress())
-    except (ConfigException, ApiError) as exc:
-        return cluster_failure("audit", exc, "cannot read the cluster: ")
-    if args.output == "json":
-        render_json(report, sys.stdout)
-    else:
-        render_table(report, sys.stdout, show_all=args.show_all)
-    return report.exit_code
 
 
 def _is_status(path: str) -> bool:

@@ -11,7 +11,7 @@ import pytest
 
 from app.cluster import preflight
 from app.cluster import preflight_rules as rules
-from app.cluster.audit import cmd_audit
+from app.cluster.audit_command import cmd_audit
 from app.cluster.inventory import KINDS, CrdInfo
 from tests.app.cluster.dynamo_api import FakeApi
 
@@ -44,8 +44,12 @@ def names(found: list[rules.Finding]) -> list[tuple[str, str, str]]:
 
 
 def test_a_crd_still_storing_v1alpha1_is_reported_once_with_its_fix_and_source() -> None:
-    found = preflight.findings_1_5([crd("dynamographdeployments.nvidia.com", ("v1alpha1", "v1beta1")),
-                                    crd("dynamocomponentdeployments.nvidia.com", ("v1beta1",))])
+    found = preflight.findings_1_5(
+        [
+            crd("dynamographdeployments.nvidia.com", ("v1alpha1", "v1beta1")),
+            crd("dynamocomponentdeployments.nvidia.com", ("v1beta1",)),
+        ]
+    )
     assert [f.name for f in found] == ["dynamographdeployments.nvidia.com"]
     assert found[0].fix == "dynamo-webhook storage-migrate"
     assert found[0].source == rules.NOTES_1_5
@@ -66,20 +70,32 @@ def test_every_dynamo_checkpoint_is_reported() -> None:
     assert found[0].source == rules.SNAPSHOT_PR
 
 
-@pytest.mark.parametrize("dgd", [
-    beta_dgd("d", {"name": "w", "type": "worker", "experimental": {"checkpoint": {"checkpointRef": "ckpt"}}}),
-    alpha_dgd("d", w={"componentType": "worker", "checkpoint": {"enabled": True, "checkpointRef": "ckpt"}}),
-], ids=["v1beta1", "v1alpha1"])
+@pytest.mark.parametrize(
+    "dgd",
+    [
+        beta_dgd(
+            "d", {"name": "w", "type": "worker", "experimental": {"checkpoint": {"checkpointRef": "ckpt"}}}
+        ),
+        alpha_dgd(
+            "d", w={"componentType": "worker", "checkpoint": {"enabled": True, "checkpointRef": "ckpt"}}
+        ),
+    ],
+    ids=["v1beta1", "v1alpha1"],
+)
 def test_a_dgd_restoring_from_a_checkpoint_ref_is_reported_in_either_shape(dgd: Obj) -> None:
     found = rules.dynamo_object(rules.DGD, dgd)
     assert names(found) == [(rules.DGD, "team", "d")]
     assert "checkpointRef ckpt" in found[0].breaks and "PodSnapshot" in found[0].breaks
 
 
-@pytest.mark.parametrize("dcd", [
-    obj(BETA, "c", {"name": "w", "type": "worker", "experimental": {"checkpoint": {"enabled": True}}}),
-    obj(ALPHA, "c", {"serviceName": "w", "componentType": "worker", "checkpoint": {"enabled": True}}),
-], ids=["v1beta1", "v1alpha1"])
+@pytest.mark.parametrize(
+    "dcd",
+    [
+        obj(BETA, "c", {"name": "w", "type": "worker", "experimental": {"checkpoint": {"enabled": True}}}),
+        obj(ALPHA, "c", {"serviceName": "w", "componentType": "worker", "checkpoint": {"enabled": True}}),
+    ],
+    ids=["v1beta1", "v1alpha1"],
+)
 def test_a_dcd_with_a_dgd_managed_checkpoint_is_reported_in_either_shape(dcd: Obj) -> None:
     found = rules.dynamo_object(rules.DCD, dcd)
     assert names(found) == [(rules.DCD, "team", "c")]
@@ -94,20 +110,28 @@ def test_checkpointing_disabled_is_not_reported() -> None:
 # --------------------------------------------------------------------------- eppConfig, multinode, env
 
 
-@pytest.mark.parametrize("dgd", [
-    beta_dgd("d", {"name": "epp", "type": "epp", "eppConfig": {"config": {}}}),
-    alpha_dgd("d", epp={"componentType": "epp", "eppConfig": {"config": {}}}),
-], ids=["v1beta1", "v1alpha1"])
+@pytest.mark.parametrize(
+    "dgd",
+    [
+        beta_dgd("d", {"name": "epp", "type": "epp", "eppConfig": {"config": {}}}),
+        alpha_dgd("d", epp={"componentType": "epp", "eppConfig": {"config": {}}}),
+    ],
+    ids=["v1beta1", "v1alpha1"],
+)
 def test_a_dgd_using_epp_config_is_reported(dgd: Obj) -> None:
     found = rules.dynamo_object(rules.DGD, dgd)
     assert names(found) == [(rules.DGD, "team", "d")] and "eppConfig" in found[0].breaks
 
 
-@pytest.mark.parametrize("kind,component", [
-    (rules.DGD, beta_dgd("d", {"name": "f", "type": "frontend", "multinode": {"nodeCount": 2}})),
-    (rules.DGD, alpha_dgd("d", f={"componentType": "planner", "multinode": {"nodeCount": 2}})),
-    (rules.DCD, obj(BETA, "d", {"name": "f", "type": "frontend", "multinode": {"nodeCount": 2}})),
-], ids=["dgd-v1beta1", "dgd-v1alpha1", "dcd-v1beta1"])
+@pytest.mark.parametrize(
+    "kind,component",
+    [
+        (rules.DGD, beta_dgd("d", {"name": "f", "type": "frontend", "multinode": {"nodeCount": 2}})),
+        (rules.DGD, alpha_dgd("d", f={"componentType": "planner", "multinode": {"nodeCount": 2}})),
+        (rules.DCD, obj(BETA, "d", {"name": "f", "type": "frontend", "multinode": {"nodeCount": 2}})),
+    ],
+    ids=["dgd-v1beta1", "dgd-v1alpha1", "dcd-v1beta1"],
+)
 def test_multinode_on_a_component_that_is_not_a_worker_is_reported(kind: str, component: Obj) -> None:
     found = rules.dynamo_object(kind, component)
     assert names(found) == [(kind, "team", "d")] and "multinode" in found[0].breaks
@@ -120,8 +144,14 @@ def test_multinode_on_workers_prefill_and_decode_is_not_reported(component_type:
 
 
 def test_the_removed_standby_variable_is_reported_once_per_object_naming_each_place() -> None:
-    pod = obj("v1", "p", {"initContainers": [{"name": "i", "env": [STANDBY]}],
-                          "containers": [{"name": "main", "env": [{"name": "OTHER"}, STANDBY]}]})
+    pod = obj(
+        "v1",
+        "p",
+        {
+            "initContainers": [{"name": "i", "env": [STANDBY]}],
+            "containers": [{"name": "main", "env": [{"name": "OTHER"}, STANDBY]}],
+        },
+    )
     found = rules.pod(pod)
     assert names(found) == [("Pod", "team", "p")]
     assert "spec.containers[main].env" in found[0].breaks and "spec.initContainers[i].env" in found[0].breaks
@@ -133,22 +163,30 @@ def test_the_removed_standby_variable_is_reported_once_per_object_naming_each_pl
 
 
 def config(client: Obj) -> Obj:
-    return {"metadata": {"name": "old-operator"}, "webhooks": [{"name": "v.example.com", "clientConfig": client}]}
+    return {
+        "metadata": {"name": "old-operator"},
+        "webhooks": [{"name": "v.example.com", "clientConfig": client}],
+    }
 
 
 def test_a_webhook_calling_a_removed_v1alpha1_path_is_reported_with_its_v1beta1_replacement() -> None:
     path = "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment"
     found = rules.webhook_configuration(
-        "ValidatingWebhookConfiguration", config({"service": {"namespace": "x", "name": "y", "path": path}}))
+        "ValidatingWebhookConfiguration", config({"service": {"namespace": "x", "name": "y", "path": path}})
+    )
     assert names(found) == [("ValidatingWebhookConfiguration", "", "old-operator")]
     assert found[0].fix == "point it at /validate/nvidia.com/v1beta1/dynamocomponentdeployments"
 
 
 def test_a_webhook_url_on_a_removed_path_is_reported_and_other_paths_are_not() -> None:
-    removed = config({"url": "https://hooks.example.com/validate-nvidia-com-v1alpha1-dynamocomponentdeployment"})
+    removed = config(
+        {"url": "https://hooks.example.com/validate-nvidia-com-v1alpha1-dynamocomponentdeployment"}
+    )
     kept = config({"service": {"name": "y", "path": "/validate/nvidia.com/v1beta1/dynamographdeployments"}})
-    others = [config({"service": {"name": "y", "path": f"/validate-nvidia-com-v1alpha1-{kind}"}})
-              for kind in ("dynamomodel", "dynamocheckpoint")]
+    others = [
+        config({"service": {"name": "y", "path": f"/validate-nvidia-com-v1alpha1-{kind}"}})
+        for kind in ("dynamomodel", "dynamocheckpoint")
+    ]
     assert rules.webhook_configuration("ValidatingWebhookConfiguration", removed)[0].source == rules.NOTES_1_5
     assert rules.webhook_configuration("ValidatingWebhookConfiguration", kept) == []
     assert [rules.webhook_configuration("ValidatingWebhookConfiguration", o) for o in others] == [[], []]
@@ -158,9 +196,19 @@ def test_a_webhook_url_on_a_removed_path_is_reported_and_other_paths_are_not() -
 
 
 CLEAN: list[tuple[str, Obj]] = [
-    (rules.DGD, beta_dgd("d", {"name": "w", "type": "worker", "multinode": {"nodeCount": 2},
-                               "podTemplate": {"spec": {"containers": [{"name": "main", "env": [{"name": "A"}]}]}}},
-                         {"name": "f", "type": "frontend"})),
+    (
+        rules.DGD,
+        beta_dgd(
+            "d",
+            {
+                "name": "w",
+                "type": "worker",
+                "multinode": {"nodeCount": 2},
+                "podTemplate": {"spec": {"containers": [{"name": "main", "env": [{"name": "A"}]}]}},
+            },
+            {"name": "f", "type": "frontend"},
+        ),
+    ),
     (rules.DGD, alpha_dgd("a", w={"componentType": "decode", "multinode": {"nodeCount": 2}, "envs": []})),
     (rules.DCD, obj(BETA, "c", {"name": "w", "type": "prefill"})),
     ("DynamoModel", obj(ALPHA, "m", {"modelName": "x"})),
@@ -169,7 +217,10 @@ CLEAN: list[tuple[str, Obj]] = [
 
 def test_a_clean_set_reports_nothing() -> None:
     assert [f for kind, o in CLEAN for f in rules.dynamo_object(kind, o)] == []
-    assert rules.pod(obj("v1", "p", {"containers": [{"name": "main", "env": [{"name": "A", "value": "1"}]}]})) == []
+    assert (
+        rules.pod(obj("v1", "p", {"containers": [{"name": "main", "env": [{"name": "A", "value": "1"}]}]}))
+        == []
+    )
 
 
 # --------------------------------------------------------------------------- the command
@@ -178,11 +229,16 @@ def test_a_clean_set_reports_nothing() -> None:
 def fake_cluster() -> FakeApi:
     api = FakeApi()
     for plural in ("dynamographdeployments", "dynamocomponentdeployments"):
-        api.add_crd(plural, stored=("v1alpha1", "v1beta1") if plural == "dynamographdeployments" else ("v1beta1",))
+        api.add_crd(
+            plural, stored=("v1alpha1", "v1beta1") if plural == "dynamographdeployments" else ("v1beta1",)
+        )
     # A single-version kind stores v1alpha1 and nothing else: no storage migration to report.
     api.add_crd("dynamocheckpoints", storage="v1alpha1", served=("v1alpha1",), stored=("v1alpha1",))
     api.add("dynamographdeployments", beta_dgd("epp", {"name": "e", "type": "epp", "eppConfig": {}}))
-    api.add("dynamographdeployments", obj(BETA, "clean", {"components": [{"name": "w", "type": "worker"}]}, "other"))
+    api.add(
+        "dynamographdeployments",
+        obj(BETA, "clean", {"components": [{"name": "w", "type": "worker"}]}, "other"),
+    )
     api.add("dynamocheckpoints", obj(ALPHA, "ckpt", {}))
     api.others["pods"] = [obj("v1", "p", {"containers": [{"name": "main", "env": [STANDBY]}]})]
     path = "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment"
@@ -194,25 +250,44 @@ def fake_cluster() -> FakeApi:
 def test_run_lists_every_collection_the_rules_need_and_reports_each_object_once() -> None:
     api = fake_cluster()
     found = preflight.run(api, KINDS, None, page_size=1)
-    assert sorted(names(found)) == sorted([
-        ("CustomResourceDefinition", "", "dynamographdeployments.nvidia.com"), (rules.CHECKPOINT, "team", "ckpt"),
-        (rules.DGD, "team", "epp"), ("Pod", "team", "p"), ("ValidatingWebhookConfiguration", "", "old-operator")])
+    assert sorted(names(found)) == sorted(
+        [
+            ("CustomResourceDefinition", "", "dynamographdeployments.nvidia.com"),
+            (rules.CHECKPOINT, "team", "ckpt"),
+            (rules.DGD, "team", "epp"),
+            ("Pod", "team", "p"),
+            ("ValidatingWebhookConfiguration", "", "old-operator"),
+        ]
+    )
     assert api.writes() == []
     assert preflight.run(api, KINDS, "other") == [f for f in found if not f.namespace]
 
 
 def args(**kw: Any) -> argparse.Namespace:
-    base: Obj = dict(kinds=None, kubeconfig=None, context=None, request_timeout=5.0, namespace=None,
-                     all_namespaces=True, output="table", show_all=False, page_size=500, upgrade_to="1.5")
+    base: Obj = dict(
+        kinds=None,
+        kubeconfig=None,
+        context=None,
+        request_timeout=5.0,
+        namespace=None,
+        all_namespaces=True,
+        output="table",
+        show_all=False,
+        page_size=500,
+        upgrade_to="1.5",
+    )
     return argparse.Namespace(**{**base, **kw})
 
 
-def test_the_command_prints_json_github_and_table_and_exits_one(monkeypatch: pytest.MonkeyPatch,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_prints_json_github_and_table_and_exits_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     api = fake_cluster()
-    monkeypatch.setattr("app.cluster.audit.connect",
-                        lambda a: argparse.Namespace(kube=api, default_namespace="default"))
-    monkeypatch.setattr("app.cluster.audit.settings_from_args", lambda a: None)
+    monkeypatch.setattr(
+        "app.cluster.audit_command.connect",
+        lambda a: argparse.Namespace(kube=api, default_namespace="default"),
+    )
+    monkeypatch.setattr("app.cluster.audit_command.settings_from_args", lambda a: None)
     assert cmd_audit(args(output="json")) == 1
     doc = orjson.loads(capsys.readouterr().out)
     assert {f["kind"] for f in doc["findings"]} >= {"Pod", rules.DGD, rules.CHECKPOINT}
