@@ -77,7 +77,10 @@ def review(obj: JSONObject, hook: Hook, request_version: str, plural: str) -> JS
             "name": str(meta.get("name", "")),
             "namespace": str(meta.get("namespace", "")),
             "operation": "CREATE",
-            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
+            "userInfo": {
+                "username": "kubernetes-admin",
+                "groups": ["system:masters", "system:authenticated"],
+            },
             "object": obj,
             "oldObject": None,
             "dryRun": True,
@@ -90,7 +93,7 @@ def denial_status(hook_name: str, response: JSONObject) -> JSONObject:
     """``webhookerrors.ToStatusErr``: the webhook's Status with its name before the message, a code
     of at least 400 and status Failure."""
     result = dict(response.get("status") or {})
-    denied_by = f"admission webhook \"{hook_name}\" denied the request"
+    denied_by = f'admission webhook "{hook_name}" denied the request'
     code = int(result.get("code") or 0)
     result["code"] = code if code >= 400 else 400
     result["status"] = "Failure"

@@ -72,19 +72,25 @@ def _quantity_library() -> cel.CelExtension:
     q, boolean, integer = _QUANTITY_TYPE, cel.Type.BOOL, cel.Type.INT
 
     def member(name: str, result: cel.Type, impl: Callable[..., Any], *params: cel.Type) -> cel.FunctionDecl:
-        return cel.FunctionDecl(name, [cel.Overload(f"quantity_{name}", result, [q, *params], is_member=True,
-                                                    impl=impl)])
+        return cel.FunctionDecl(
+            name, [cel.Overload(f"quantity_{name}", result, [q, *params], is_member=True, impl=impl)]
+        )
 
-    return cel.CelExtension("kubernetes.quantity", [
-        cel.FunctionDecl("quantity", [cel.Overload("string_to_quantity", q, [cel.Type.STRING], impl=_q)]),
-        cel.FunctionDecl("isQuantity", [cel.Overload("is_quantity_string", boolean, [cel.Type.STRING],
-                                                     impl=_is_quantity)]),
-        member("isGreaterThan", boolean, lambda a, b: _cmp(a, b) > 0, q),
-        member("isLessThan", boolean, lambda a, b: _cmp(a, b) < 0, q),
-        member("compareTo", integer, _cmp, q),
-        member("sign", integer, lambda a: _cmp(a, {_QKEY: [0, 0]})),
-        member("isInteger", boolean, lambda a: _fraction(a)[0] % _fraction(a)[1] == 0),
-    ])
+    return cel.CelExtension(
+        "kubernetes.quantity",
+        [
+            cel.FunctionDecl("quantity", [cel.Overload("string_to_quantity", q, [cel.Type.STRING], impl=_q)]),
+            cel.FunctionDecl(
+                "isQuantity",
+                [cel.Overload("is_quantity_string", boolean, [cel.Type.STRING], impl=_is_quantity)],
+            ),
+            member("isGreaterThan", boolean, lambda a, b: _cmp(a, b) > 0, q),
+            member("isLessThan", boolean, lambda a, b: _cmp(a, b) < 0, q),
+            member("compareTo", integer, _cmp, q),
+            member("sign", integer, lambda a: _cmp(a, {_QKEY: [0, 0]})),
+            member("isInteger", boolean, lambda a: _fraction(a)[0] % _fraction(a)[1] == 0),
+        ],
+    )
 
 
 def _is_quantity(value: str) -> bool:
@@ -99,8 +105,12 @@ def _is_quantity(value: str) -> bool:
 def _env() -> cel.Env:
     return cel.NewEnv(
         variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
-        extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_bindings.ExtBindings(),
-                    _quantity_library()],
+        extensions=[
+            ext_strings.ExtStrings(),
+            ext_optional.ExtOptional(),
+            ext_bindings.ExtBindings(),
+            _quantity_library(),
+        ],
     )
 
 
@@ -150,9 +160,16 @@ def _compile(raw: dict[str, Any]) -> Rule:
     }
     if not (optional and uses_old):
         return Rule(source, message, uses_old, optional, env.compile(source), None, None, **extra)
-    return Rule(source, message, uses_old, optional, env.compile(source),
-                env.compile(f"cel.bind(oldSelf, optional.none(), {source})"),
-                env.compile(f"cel.bind(oldSelf, optional.of(oldSelf), {source})"), **extra)
+    return Rule(
+        source,
+        message,
+        uses_old,
+        optional,
+        env.compile(source),
+        env.compile(f"cel.bind(oldSelf, optional.none(), {source})"),
+        env.compile(f"cel.bind(oldSelf, optional.of(oldSelf), {source})"),
+        **extra,
+    )
 
 
 _FIELD_PATH_PART = re.compile(r"\.([^.\[\]]+)|\['((?:[^'\\]|\\.)*)'\]")
@@ -201,7 +218,9 @@ def _as_cel(value: Any, schema: Schema) -> Any:
         return float(value)
     if isinstance(value, dict):
         if schema.properties:
-            return {k: _as_cel(v, schema.properties[k]) if k in schema.properties else v for k, v in value.items()}
+            return {
+                k: _as_cel(v, schema.properties[k]) if k in schema.properties else v for k, v in value.items()
+            }
         if schema.additional is not None:
             return {k: _as_cel(v, schema.additional) for k, v in value.items()}
     if isinstance(value, list) and schema.items is not None:
@@ -226,14 +245,18 @@ def _go_error(text: str) -> str:
     return text
 
 
-def _error(path: Path, schema: Schema, value: Any, rule: Rule, result: Any, data: dict[str, Any]) -> FieldError | None:
+def _error(
+    path: Path, schema: Schema, value: Any, rule: Rule, result: Any, data: dict[str, Any]
+) -> FieldError | None:
     if result.type() == cel.Type.BOOL and result.value() is True:
         return None
     if result.type() == cel.Type.ERROR:
         err = _go_error(str(result.value()))
         if err.startswith("no such overload"):
-            detail = (f"'{err}': call arguments did not match a supported operator, function or macro "
-                      f"signature for rule: {rule.error_string}")
+            detail = (
+                f"'{err}': call arguments did not match a supported operator, function or macro "
+                f"signature for rule: {rule.error_string}"
+            )
         else:
             detail = f"{err} evaluating rule: {rule.error_string}"
         return FieldError(ErrorType.INVALID, str(path), schema.type, detail)

@@ -29,7 +29,10 @@ def _topology_names(spec: dict[str, Any]) -> list[str]:
 
 def cluster_rules(obj: Any) -> list[str]:
     """The cluster look-ups a create of ``obj`` would need, as sentences."""
-    if not isinstance(obj, dict) or obj.get("kind") not in ("DynamoGraphDeployment", "DynamoComponentDeployment"):
+    if not isinstance(obj, dict) or obj.get("kind") not in (
+        "DynamoGraphDeployment",
+        "DynamoComponentDeployment",
+    ):
         return []
     spec = obj.get("spec")
     if not isinstance(spec, dict):
@@ -37,8 +40,12 @@ def cluster_rules(obj: Any) -> list[str]:
     found = []
     holders = _components(spec) if obj["kind"] == "DynamoGraphDeployment" else [spec]
     if any(c.get("componentType") == "epp" or c.get("type") == "epp" for c in holders):
-        found.append("InferencePool API availability (an epp component needs inference.networking.k8s.io "
-                     "served in the cluster): not checked offline")
+        found.append(
+            "InferencePool API availability (an epp component needs inference.networking.k8s.io "
+            "served in the cluster): not checked offline"
+        )
     for name in dict.fromkeys(_topology_names(spec)):
-        found.append(f"ClusterTopologyBinding {name!r} (its domains are read from the cluster): not checked offline")
+        found.append(
+            f"ClusterTopologyBinding {name!r} (its domains are read from the cluster): not checked offline"
+        )
     return found

@@ -137,9 +137,16 @@ def _catalogue() -> dict[tuple[str, str], Version]:
         for v in crd["versions"]:
             scale = v.get("scale") or {}
             version = Version(
-                kind=crd["kind"], group=crd["group"], name=v["name"], plural=crd["plural"],
-                namespaced=crd["namespaced"], served=v["served"], deprecation_warning=v["deprecationWarning"],
-                has_status=v["status"], scale_replicas_path=scale.get("specReplicasPath"), raw_schema=v["schema"],
+                kind=crd["kind"],
+                group=crd["group"],
+                name=v["name"],
+                plural=crd["plural"],
+                namespaced=crd["namespaced"],
+                served=v["served"],
+                deprecation_warning=v["deprecationWarning"],
+                has_status=v["status"],
+                scale_replicas_path=scale.get("specReplicasPath"),
+                raw_schema=v["schema"],
             )
             out[(version.api_version, version.kind)] = version
     return out
@@ -168,8 +175,10 @@ def mapping(api_version: str, kind: str) -> Version | None:
     kind as the CRD names it and in lower case (``dynamographdeployment``), or None."""
     found = lookup(api_version, kind)
     if found is None and kind == kind.lower():
-        found = next((v for (a, k), v in _catalogue().items() if a == api_version and k.lower() == kind and v.served),
-                     None)
+        found = next(
+            (v for (a, k), v in _catalogue().items() if a == api_version and k.lower() == kind and v.served),
+            None,
+        )
     return found
 
 

@@ -27,9 +27,23 @@ from gocompat.fielderrors import ErrorType, FieldError, Path
 from gocompat.jsonvalue import json_type
 
 # ObjectMeta's members in its Go field order, as SetObjectMeta writes them back.
-_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
-          "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
-          "ownerReferences", "finalizers", "managedFields")
+_ORDER = (
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+)
 _DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 
 
@@ -43,15 +57,24 @@ def _coerce_meta(holder: dict[str, Any], path: Path, unknown: list[str]) -> None
         holder["metadata"] = {}
         return
     if not isinstance(meta, dict):
-        raise DecodeError(str(FieldError(
-            ErrorType.INVALID, str(path.child("metadata")), meta,
-            f"json: cannot unmarshal {json_type(meta, go=True)} into Go value of type v1.ObjectMeta")))
+        raise DecodeError(
+            str(
+                FieldError(
+                    ErrorType.INVALID,
+                    str(path.child("metadata")),
+                    meta,
+                    f"json: cannot unmarshal {json_type(meta, go=True)} into Go value of type v1.ObjectMeta",
+                )
+            )
+        )
     for key, value in meta.items():
         # metav1.Time decodes itself; a timestamp of the wrong type is not modelled here.
         if key in objectmeta.KNOWN and key not in objectmeta.TIMES:
             problem = objectmeta.member_error(key, value, "ObjectMeta")
             if problem is not None:
-                raise DecodeError(str(FieldError(ErrorType.INVALID, str(path.child("metadata")), meta, problem)))
+                raise DecodeError(
+                    str(FieldError(ErrorType.INVALID, str(path.child("metadata")), meta, problem))
+                )
     unknown += sorted(str(path.child("metadata", key)) for key in meta if key not in objectmeta.KNOWN)
     holder["metadata"] = {key: meta[key] for key in _ORDER if key in meta and not _omitted(key, meta[key])}
 
@@ -89,7 +112,9 @@ def coerce(obj: Any, schema: Schema) -> list[str]:
     for node, path in _embedded_nodes(obj, schema, Path()):
         for key, value in list(node.items()):
             if key in ("apiVersion", "kind") and not isinstance(value, str):
-                raise DecodeError(str(FieldError(ErrorType.INVALID, str(path.child(key)), value, "must be a string")))
+                raise DecodeError(
+                    str(FieldError(ErrorType.INVALID, str(path.child(key)), value, "must be a string"))
+                )
             if key == "metadata":
                 _coerce_meta(node, path, unknown)
     return sorted(unknown)
@@ -113,16 +138,24 @@ def _kind_errors(kind: str) -> list[str]:
     lower = kind.lower()
     errs = ["must be no more than 63 characters"] if len(lower) > 63 else []
     if not _DNS1035.match(lower):
-        errs.append(objectmeta.regex_error(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-            "alphabetic character, and end with an alphanumeric character",
-            "[a-z]([-a-z0-9]*[a-z0-9])?", "my-name", "abc-123"))
+        errs.append(
+            objectmeta.regex_error(
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+                "alphabetic character, and end with an alphanumeric character",
+                "[a-z]([-a-z0-9]*[a-z0-9])?",
+                "my-name",
+                "abc-123",
+            )
+        )
     return errs
 
 
 def _embedded(x: dict[str, Any], path: Path) -> list[FieldError]:
-    errs = [FieldError(ErrorType.REQUIRED, str(path.child(key)), "", "") for key in ("apiVersion", "kind")
-            if key not in x]
+    errs = [
+        FieldError(ErrorType.REQUIRED, str(path.child(key)), "", "")
+        for key in ("apiVersion", "kind")
+        if key not in x
+    ]
     for key, value in x.items():
         where = str(path.child(key))
         if key == "apiVersion":
@@ -133,9 +166,17 @@ def _embedded(x: dict[str, Any], path: Path) -> list[FieldError]:
             if value == "":
                 errs.append(FieldError(ErrorType.INVALID, where, value, "must not be empty"))
             elif kind_errs := _kind_errors(value):
-                errs.append(FieldError(ErrorType.INVALID, where, value,
-                                       "may have mixed case, but should otherwise match: " + ",".join(kind_errs)))
+                errs.append(
+                    FieldError(
+                        ErrorType.INVALID,
+                        where,
+                        value,
+                        "may have mixed case, but should otherwise match: " + ",".join(kind_errs),
+                    )
+                )
         elif key == "metadata" and isinstance(value, dict):
             meta = {**value, "name": value.get("name") or "fakename"}
-            errs += objectmeta.validate(meta, bool(meta.get("namespace")), where, objectmeta.path_segment_name)
+            errs += objectmeta.validate(
+                meta, bool(meta.get("namespace")), where, objectmeta.path_segment_name
+            )
     return errs

@@ -121,7 +121,9 @@ def decode(data: bytes, source: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SourceError(f"{source}: not a UTF-8 text file (byte {exc.start} is 0x{data[exc.start]:02x})") from None
+        raise SourceError(
+            f"{source}: not a UTF-8 text file (byte {exc.start} is 0x{data[exc.start]:02x})"
+        ) from None
 
 
 def read_source(source: str, cap: int = MAX_FILE_BYTES) -> str:

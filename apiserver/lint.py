@@ -74,8 +74,11 @@ def _lines(outcome: CreateOutcome) -> list[tuple[str, str]]:
     marker = "strict decoding error: "
     if marker in message:
         listed = message.split(marker, 1)[1]
-        return [(p.removeprefix('unknown field "').removesuffix('"'), f"{marker}{p}")
-                for p in listed.split(", ") if p.startswith("unknown field ")]
+        return [
+            (p.removeprefix('unknown field "').removesuffix('"'), f"{marker}{p}")
+            for p in listed.split(", ")
+            if p.startswith("unknown field ")
+        ]
     fields = [str(c.get("field", "")) for c in causes if c.get("field")]
     return [(fields[0] if fields else "", message)]
 
@@ -91,24 +94,33 @@ def _findings(doc: Located, outcome: CreateOutcome) -> list[Finding]:
         for path, message in _lines(outcome):
             at("error", message, path)
     for warning in outcome.warnings:
-        path = warning.removeprefix('unknown field "').removesuffix('"') if warning.startswith("unknown field") else ""
+        path = (
+            warning.removeprefix('unknown field "').removesuffix('"')
+            if warning.startswith("unknown field")
+            else ""
+        )
         at("warning", warning, path)
     for dup in doc.duplicates:
         shown = ".".join(str(p) for p in dup)
         line, column = doc.position(dup)
-        found.append(Finding("warning", f"duplicate field {shown!r}: the last value is used", line, column, shown))
+        found.append(
+            Finding("warning", f"duplicate field {shown!r}: the last value is used", line, column, shown)
+        )
     for rule in outcome.skipped:
         at("skipped", rule)
     return found
 
 
-def check_document(doc: Located, file: str, service: Service, validation: FieldValidation, diff: bool) -> Checked:
+def check_document(
+    doc: Located, file: str, service: Service, validation: FieldValidation, diff: bool
+) -> Checked:
     body = doc.body
     checked = Checked(file, doc.number, doc.line)
     if not isinstance(body, dict):  # kubectl's own refusal
         checked.verdict = "refused"
-        checked.findings.append(Finding("error", "unable to decode: the document is not an object",
-                                        doc.line, 1))
+        checked.findings.append(
+            Finding("error", "unable to decode: the document is not an object", doc.line, 1)
+        )
         return checked
     checked.api_version, checked.kind = str(body.get("apiVersion", "")), str(body.get("kind", ""))
     checked.name = _meta_text(body, "name") or _meta_text(body, "generateName")
@@ -117,7 +129,9 @@ def check_document(doc: Located, file: str, service: Service, validation: FieldV
         return checked
     if len(orjson.dumps(body)) > MAX_OBJECT_BYTES:  # what kubectl sends; the API server reads no more
         checked.verdict = "refused"
-        checked.findings.append(Finding("error", f"Request entity too large: limit is {MAX_OBJECT_BYTES}", doc.line, 1))
+        checked.findings.append(
+            Finding("error", f"Request entity too large: limit is {MAX_OBJECT_BYTES}", doc.line, 1)
+        )
         return checked
     outcome = pipeline.create(body, service, file, validation)
     checked.outcome = outcome
@@ -125,14 +139,24 @@ def check_document(doc: Located, file: str, service: Service, validation: FieldV
     checked.findings = _findings(doc, outcome)
     if diff and outcome.allowed:
         checked.findings += [
-            Finding("default", f"{op.get('op')} {op.get('path')} = {orjson.dumps(op.get('value')).decode()}", doc.line, 1)
+            Finding(
+                "default",
+                f"{op.get('op')} {op.get('path')} = {orjson.dumps(op.get('value')).decode()}",
+                doc.line,
+                1,
+            )
             for op in outcome.defaulted
         ]
     return checked
 
 
-def check_files(files: Sequence[str], service: Service, validation: FieldValidation = "strict",
-                diff: bool = False, skip_non_manifests: bool = False) -> list[Checked]:
+def check_files(
+    files: Sequence[str],
+    service: Service,
+    validation: FieldValidation = "strict",
+    diff: bool = False,
+    skip_non_manifests: bool = False,
+) -> list[Checked]:
     """Every document of ``files`` (directories walked, :func:`apiserver.inputs.expand`), checked; a
     file that is skipped as not a manifest (:func:`apiserver.inputs.load`) is one ``skipped`` entry."""
     out: list[Checked] = []
@@ -143,16 +167,33 @@ def check_files(files: Sequence[str], service: Service, validation: FieldValidat
         except SourceError as exc:
             text = str(exc)
             line, column = _position_of(text, file)
-            out.append(Checked(file, 0, line, verdict="unreadable",
-                               findings=[Finding("error", text.removeprefix(f"{file}:").lstrip("0123456789:").strip(),
-                                                 line, column)]))
+            out.append(
+                Checked(
+                    file,
+                    0,
+                    line,
+                    verdict="unreadable",
+                    findings=[
+                        Finding(
+                            "error", text.removeprefix(f"{file}:").lstrip("0123456789:").strip(), line, column
+                        )
+                    ],
+                )
+            )
             continue
         if docs is None:
             out.append(Checked(file, 0, 1, verdict="skipped"))
             continue
         if not docs:
-            out.append(Checked(file, 0, 1, verdict="refused",
-                               findings=[Finding("error", "no objects passed to create", 1, 1)]))
+            out.append(
+                Checked(
+                    file,
+                    0,
+                    1,
+                    verdict="refused",
+                    findings=[Finding("error", "no objects passed to create", 1, 1)],
+                )
+            )
             continue
         out += [check_document(doc, file, service, validation, diff) for doc in docs]
     return out

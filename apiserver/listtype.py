@@ -73,13 +73,19 @@ def _array(path: str, s: Schema, value: list[Any]) -> list[FieldError]:
 def _list_map(path: str, s: Schema, value: list[Any]) -> list[FieldError]:
     for i, x in enumerate(value):
         if x is not None and not isinstance(x, dict):
-            return [FieldError(ErrorType.INVALID, f"{path}[{i}]", x, "must be an object for an array of list-type map")]
+            return [
+                FieldError(
+                    ErrorType.INVALID, f"{path}[{i}]", x, "must be an object for an array of list-type map"
+                )
+            ]
     if len(value) <= 1:
         return []
     if len(s.list_map_keys) == 1:
         key = s.list_map_keys[0]
         keys = [x[key] if isinstance(x, dict) and key in x else _UNSPECIFIED for x in value]
-        return [duplicate(f"{path}[{i}]", {} if keys[i] is _UNSPECIFIED else {key: keys[i]})
-                for i in _repeated(keys)]
+        return [
+            duplicate(f"{path}[{i}]", {} if keys[i] is _UNSPECIFIED else {key: keys[i]})
+            for i in _repeated(keys)
+        ]
     composite = [{k: x[k] for k in s.list_map_keys if k in x} if isinstance(x, dict) else {} for x in value]
     return [duplicate(f"{path}[{i}]", dict(sorted(composite[i].items()))) for i in _repeated(composite)]

@@ -14,8 +14,16 @@ from typing import Any
 from gocompat.fielderrors import ErrorType, FieldError, aggregate_message
 from gocompat.jsonvalue import json_type
 
-_STRINGS = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion",
-            "creationTimestamp", "deletionTimestamp")
+_STRINGS = (
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "deletionTimestamp",
+)
 _INTEGERS = ("generation", "deletionGracePeriodSeconds")
 _STRING_MAPS = ("labels", "annotations")
 _LISTS = ("finalizers", "ownerReferences", "managedFields")
@@ -66,8 +74,10 @@ def decode_error(meta: Any) -> str | None:
     if not isinstance(meta, dict):
         if meta is None:
             return None
-        return (f"json: cannot unmarshal {json_type(meta, go=True)} into Go struct field metadataOnlyObject.metadata "
-                "of type v1.ObjectMeta")
+        return (
+            f"json: cannot unmarshal {json_type(meta, go=True)} into Go struct field metadataOnlyObject.metadata "
+            "of type v1.ObjectMeta"
+        )
     for key, value in meta.items():
         problem = member_error(key, value, "ObjectMeta.metadata")
         if problem is not None:
@@ -101,10 +111,14 @@ def dns1123_subdomain(value: str, unit: str = "characters") -> list[str]:
     if len(value.encode()) > 253:
         errs.append(_max_len(253, unit))
     if not _DNS1123_SUBDOMAIN.match(value):
-        errs.append(regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-            "and must start and end with an alphanumeric character",
-            r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", "example.com"))
+        errs.append(
+            regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                "and must start and end with an alphanumeric character",
+                r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+                "example.com",
+            )
+        )
     return errs
 
 
@@ -115,15 +129,22 @@ def dns1123_label(value: str) -> list[str]:
     if _DNS1123_SUBDOMAIN.match(value) and not _DNS1123_LABEL.match(value):
         errs.append("must not contain dots")
     elif not _DNS1123_LABEL.match(value):
-        errs.append(regex_error(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-            "and must start and end with an alphanumeric character",
-            "[a-z0-9]([-a-z0-9]*[a-z0-9])?", "my-name", "123-abc"))
+        errs.append(
+            regex_error(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                "and must start and end with an alphanumeric character",
+                "[a-z0-9]([-a-z0-9]*[a-z0-9])?",
+                "my-name",
+                "123-abc",
+            )
+        )
     return errs
 
 
-_QUALIFIED_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', "
-                  "and must start and end with an alphanumeric character")
+_QUALIFIED_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
 _QUALIFIED_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 
 
@@ -141,7 +162,8 @@ def qualified_name(value: str) -> list[str]:
             errs += [f"prefix part {m}" for m in dns1123_subdomain(prefix, "bytes")]
     else:
         return [
-            "a valid label key " + regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
+            "a valid label key "
+            + regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     if not name:
@@ -149,7 +171,9 @@ def qualified_name(value: str) -> list[str]:
     elif len(name.encode()) > 63:
         errs.append("name part " + _max_len(63, "bytes"))
     if not _QUALIFIED_NAME.match(name):
-        errs.append("name part " + regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc"))
+        errs.append(
+            "name part " + regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
+        )
     return errs
 
 
@@ -159,10 +183,16 @@ def label_value(value: str) -> list[str]:
     if len(value.encode()) > 63:
         errs.append(_max_len(63, "bytes"))
     if not _LABEL_VALUE.match(value):
-        errs.append(regex_error(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-            "and must start and end with an alphanumeric character",
-            "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", "MyValue", "my_value", "12345"))
+        errs.append(
+            regex_error(
+                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                "and must start and end with an alphanumeric character",
+                "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?",
+                "MyValue",
+                "my_value",
+                "12345",
+            )
+        )
     return errs
 
 
@@ -182,8 +212,12 @@ def path_segment_name(value: str, prefix: bool) -> list[str]:
     return [f"may not contain '{c}'" for c in "/%" if c in value]
 
 
-def validate(meta: dict[str, Any], namespaced: bool, prefix: str = "metadata",
-             name_check: Callable[[str, bool], list[str]] = subdomain_name) -> list[FieldError]:
+def validate(
+    meta: dict[str, Any],
+    namespaced: bool,
+    prefix: str = "metadata",
+    name_check: Callable[[str, bool], list[str]] = subdomain_name,
+) -> list[FieldError]:
     """``ValidateObjectMetaAccessor(meta, namespaced, name_check, prefix)`` on create (DNS-subdomain
     names for the object itself)."""
     errs: list[FieldError] = []
@@ -205,8 +239,14 @@ def validate(meta: dict[str, Any], namespaced: bool, prefix: str = "metadata",
         errs.append(FieldError(ErrorType.FORBIDDEN, f"{prefix}.namespace", "", "not allowed on this type"))
     generation = meta.get("generation")
     if isinstance(generation, (int, float)) and generation < 0:
-        errs.append(FieldError(ErrorType.INVALID, f"{prefix}.generation", int(generation),
-                               "must be greater than or equal to 0"))
+        errs.append(
+            FieldError(
+                ErrorType.INVALID,
+                f"{prefix}.generation",
+                int(generation),
+                "must be greater than or equal to 0",
+            )
+        )
     errs += label_errors(meta.get("labels") or {}, f"{prefix}.labels")
     errs += annotation_errors(meta.get("annotations") or {}, f"{prefix}.annotations")
     for finalizer in meta.get("finalizers") or []:
@@ -230,8 +270,14 @@ def annotation_errors(annotations: dict[str, Any], path: str) -> list[FieldError
         errs += _invalid(path, key, qualified_name(key.lower()))
     size = sum(len(k.encode()) + len((v or "").encode()) for k, v in annotations.items())
     if size > _ANNOTATIONS_LIMIT:
-        errs.append(FieldError(ErrorType.TOO_LONG, path, "<value omitted>",
-                               f"may not be more than {_ANNOTATIONS_LIMIT} bytes"))
+        errs.append(
+            FieldError(
+                ErrorType.TOO_LONG,
+                path,
+                "<value omitted>",
+                f"may not be more than {_ANNOTATIONS_LIMIT} bytes",
+            )
+        )
     return errs
 
 

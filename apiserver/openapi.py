@@ -124,8 +124,15 @@ def _composition(value: Any, s: Schema, path: str, out: list[FieldError]) -> Non
             if best is None:
                 best = tried
         else:
-            _add(out, FieldError(ErrorType.INVALID, "<nil>", "",
-                                 f"{go_quote(path.removeprefix('.'))} must validate at least one schema (anyOf)"))
+            _add(
+                out,
+                FieldError(
+                    ErrorType.INVALID,
+                    "<nil>",
+                    "",
+                    f"{go_quote(path.removeprefix('.'))} must validate at least one schema (anyOf)",
+                ),
+            )
         for e in best or []:
             _add(out, e)
     failed: list[FieldError] = []
@@ -139,28 +146,58 @@ def _composition(value: Any, s: Schema, path: str, out: list[FieldError]) -> Non
         _add(out, e)
     if s.all_of and validated != len(s.all_of):
         more = ". None validated" if validated == 0 else ""
-        _add(out, FieldError(ErrorType.INVALID, "<nil>", "",
-                             f"{go_quote(path.removeprefix('.'))} must validate all the schemas (allOf){more}"))
+        _add(
+            out,
+            FieldError(
+                ErrorType.INVALID,
+                "<nil>",
+                "",
+                f"{go_quote(path.removeprefix('.'))} must validate all the schemas (allOf){more}",
+            ),
+        )
 
 
 def _string(value: str, s: Schema, path: str, out: list[FieldError]) -> None:
     length = len(value)
     if s.max_length is not None and length > s.max_length:
         noun = "byte" if s.max_length == 1 else "bytes"
-        _add(out, FieldError(ErrorType.TOO_LONG, _field(path), "<value omitted>",
-                             f"may not be more than {s.max_length} {noun}"))
+        _add(
+            out,
+            FieldError(
+                ErrorType.TOO_LONG,
+                _field(path),
+                "<value omitted>",
+                f"may not be more than {s.max_length} {noun}",
+            ),
+        )
         return
     if s.min_length is not None and length < s.min_length:
-        _add(out, FieldError(ErrorType.INVALID, _field(path), value,
-                             f"{path} in {IN} should be at least {s.min_length} chars long"))
+        _add(
+            out,
+            FieldError(
+                ErrorType.INVALID,
+                _field(path),
+                value,
+                f"{path} in {IN} should be at least {s.min_length} chars long",
+            ),
+        )
         return
     if s.regex is not None and s.regex.search(value) is None:
-        _add(out, FieldError(ErrorType.INVALID, _field(path), value,
-                             f"{path} in {IN} should match '{s.pattern}'"))
+        _add(
+            out,
+            FieldError(ErrorType.INVALID, _field(path), value, f"{path} in {IN} should match '{s.pattern}'"),
+        )
         return
     if s.format == "date-time" and not _is_date_time(value):
-        _add(out, FieldError(ErrorType.INVALID, _field(path), value,
-                             f"{path} in {IN} must be of type date-time: {go_quote(value)}"))
+        _add(
+            out,
+            FieldError(
+                ErrorType.INVALID,
+                _field(path),
+                value,
+                f"{path} in {IN} must be of type date-time: {go_quote(value)}",
+            ),
+        )
 
 
 def _is_date_time(value: str) -> bool:
@@ -181,23 +218,33 @@ def _number(value: int | float, s: Schema, path: str, out: list[FieldError]) -> 
         integral = isinstance(value, int) or float(value).is_integer()
         if not integral or not low <= int(value) <= high:
             shown = f"with format {s.format}" if s.format in ("int32", "int64") else "(default format)"
-            _add(out, FieldError(ErrorType.INVALID, "<nil>", "",
-                                 f"Checked value must be of type integer {shown} in {path}"))
+            _add(
+                out,
+                FieldError(
+                    ErrorType.INVALID, "<nil>", "", f"Checked value must be of type integer {shown} in {path}"
+                ),
+            )
     bound_errs: list[FieldError] = []
     if s.minimum is not None:
         low_ok = value > s.minimum if s.exclusive_minimum else value >= s.minimum
         if not low_ok:
             word = "greater than" if s.exclusive_minimum else "greater than or equal to"
             lower: int | float = int(s.minimum) if isinstance(value, int) else float(s.minimum)
-            bound_errs.append(FieldError(ErrorType.INVALID, _field(path), value,
-                                         f"{path} in {IN} should be {word} {_go_v(lower)}"))
+            bound_errs.append(
+                FieldError(
+                    ErrorType.INVALID, _field(path), value, f"{path} in {IN} should be {word} {_go_v(lower)}"
+                )
+            )
     if s.maximum is not None:
         high_ok = value < s.maximum if s.exclusive_maximum else value <= s.maximum
         if not high_ok:
             word = "less than" if s.exclusive_maximum else "less than or equal to"
             upper: int | float = int(s.maximum) if isinstance(value, int) else float(s.maximum)
-            bound_errs.append(FieldError(ErrorType.INVALID, _field(path), value,
-                                         f"{path} in {IN} should be {word} {_go_v(upper)}"))
+            bound_errs.append(
+                FieldError(
+                    ErrorType.INVALID, _field(path), value, f"{path} in {IN} should be {word} {_go_v(upper)}"
+                )
+            )
     for e in bound_errs:
         _add(out, e)
 
@@ -207,12 +254,23 @@ def _list(value: list[Any], s: Schema, path: str, out: list[FieldError]) -> None
         for i, item in enumerate(value):
             _node(item, s.items, f"{path}[{i}]", out)
     if s.min_items is not None and len(value) < s.min_items:
-        _add(out, FieldError(ErrorType.INVALID, _field(path), value,
-                             f"{path} in {IN} should have at least {s.min_items} items"))
+        _add(
+            out,
+            FieldError(
+                ErrorType.INVALID,
+                _field(path),
+                value,
+                f"{path} in {IN} should have at least {s.min_items} items",
+            ),
+        )
     if s.max_items is not None and len(value) > s.max_items:
         noun = "item" if s.max_items == 1 else "items"
-        _add(out, FieldError(ErrorType.TOO_MANY, _field(path), len(value),
-                             f"must have at most {s.max_items} {noun}"))
+        _add(
+            out,
+            FieldError(
+                ErrorType.TOO_MANY, _field(path), len(value), f"must have at most {s.max_items} {noun}"
+            ),
+        )
 
 
 def _enum(value: Any, s: Schema, path: str, out: list[FieldError]) -> None:
@@ -221,8 +279,13 @@ def _enum(value: Any, s: Schema, path: str, out: list[FieldError]) -> None:
     for allowed in s.enum:
         if type(allowed) is type(value) and allowed == value:
             return
-        if isinstance(allowed, (int, float)) and isinstance(value, (int, float)) \
-                and not isinstance(value, bool) and not isinstance(allowed, bool) and allowed == value:
+        if (
+            isinstance(allowed, (int, float))
+            and isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and not isinstance(allowed, bool)
+            and allowed == value
+        ):
             return
     shown = [a if isinstance(a, str) else _enum_json(a) for a in s.enum]
     _add(out, not_supported(_field(path), value, shown))
@@ -235,8 +298,12 @@ def _enum_json(value: Any) -> str:
 def _object(value: dict[str, Any], s: Schema, path: str, out: list[FieldError]) -> None:
     if s.max_properties is not None and len(value) > s.max_properties:
         noun = "item" if s.max_properties == 1 else "items"
-        _add(out, FieldError(ErrorType.TOO_MANY, _field(path), len(value),
-                             f"must have at most {s.max_properties} {noun}"))
+        _add(
+            out,
+            FieldError(
+                ErrorType.TOO_MANY, _field(path), len(value), f"must have at most {s.max_properties} {noun}"
+            ),
+        )
     if s.additional is not None:
         for key, member in value.items():
             if key not in s.properties:

@@ -63,8 +63,14 @@ class CreateOutcome:
 
 
 def _status(code: int, reason: str, message: str, details: JSONObject | None = None) -> JSONObject:
-    status: JSONObject = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                          "message": message, "reason": reason}
+    status: JSONObject = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+    }
     if details is not None:
         status["details"] = details
     status["code"] = code
@@ -72,7 +78,9 @@ def _status(code: int, reason: str, message: str, details: JSONObject | None = N
 
 
 def bad_request(kind: str, version: str, problem: str) -> JSONObject:
-    return _status(400, "BadRequest", f"{kind} in version {go_quote(version)} cannot be handled as a {kind}: {problem}")
+    return _status(
+        400, "BadRequest", f"{kind} in version {go_quote(version)} cannot be handled as a {kind}: {problem}"
+    )
 
 
 def internal_error(err: str) -> JSONObject:
@@ -85,13 +93,17 @@ def invalid(kind: str, name: str, errs: list[FieldError]) -> JSONObject:
     details: JSONObject = {"name": name, "group": GROUP, "kind": kind, "causes": [e.cause() for e in errs]}
     if not name:
         del details["name"]
-    return _status(422, "Invalid", f"{kind}.{GROUP} {go_quote(name)} is invalid: {aggregate_message(errs)}", details)
+    return _status(
+        422, "Invalid", f"{kind}.{GROUP} {go_quote(name)} is invalid: {aggregate_message(errs)}", details
+    )
 
 
 def no_match(kind: str, api_version: str, name: str, namespace: str, source: str) -> str:
-    return (f"resource mapping not found for name: {go_quote(name)} namespace: {go_quote(namespace)} from "
-            f"{go_quote(source)}: no matches for kind {go_quote(kind)} in version {go_quote(api_version)}\n"
-            "ensure CRDs are installed first")
+    return (
+        f"resource mapping not found for name: {go_quote(name)} namespace: {go_quote(namespace)} from "
+        f"{go_quote(source)}: no matches for kind {go_quote(kind)} in version {go_quote(api_version)}\n"
+        "ensure CRDs are installed first"
+    )
 
 
 def _meta(obj: JSONObject) -> JSONObject:
@@ -126,7 +138,9 @@ def _convert(obj: JSONObject, to: Version, service: Service) -> JSONObject:
     request's plain converter: the result is neither pruned nor defaulted, and its nulls stay."""
     if obj.get("apiVersion") == to.api_version:
         return obj
-    webhook = f"Internal error occurred: conversion webhook for {obj.get('apiVersion')}, Kind={obj.get('kind')}"
+    webhook = (
+        f"Internal error occurred: conversion webhook for {obj.get('apiVersion')}, Kind={obj.get('kind')}"
+    )
     try:
         out = service.convert(sorted_copy(obj), to.api_version)
     except Exception as exc:
@@ -178,20 +192,28 @@ def _mutate(obj: JSONObject, version: Version, service: Service, out: CreateOutc
 
 
 def _blocking(errs: list[FieldError]) -> bool:
-    blocking = (ErrorType.NOT_SUPPORTED, ErrorType.REQUIRED, ErrorType.TOO_LONG, ErrorType.TOO_MANY,
-                ErrorType.TYPE_INVALID)
+    blocking = (
+        ErrorType.NOT_SUPPORTED,
+        ErrorType.REQUIRED,
+        ErrorType.TOO_LONG,
+        ErrorType.TOO_MANY,
+        ErrorType.TYPE_INVALID,
+    )
     return any(e.type in blocking for e in errs)
 
 
 BLOCKED = FieldError(
-    ErrorType.INVALID, "<nil>", None,
+    ErrorType.INVALID,
+    "<nil>",
+    None,
     "some validation rules were not checked because the object was invalid; correct the existing errors "
     "to complete validation",
 )
 
 
-def validation_errors(obj: JSONObject, version: Version, old: JSONObject | None = None,
-                      warnings: list[str] | None = None) -> list[FieldError]:
+def validation_errors(
+    obj: JSONObject, version: Version, old: JSONObject | None = None, warnings: list[str] | None = None
+) -> list[FieldError]:
     """``customResourceStrategy.Validate`` of a create, or of an update when ``old`` is given (for the
     CEL rules only: transition rules run, and failures at unchanged values go to ``warnings``). The
     CEL rules run unless an error of the schema's blocks them."""
@@ -253,8 +275,12 @@ def decode(obj: JSONObject, version: Version, validation: FieldValidation, out: 
     return True
 
 
-def before_webhooks(doc: JSONObject, source: str = "-", validation: FieldValidation = "strict",
-                    namespace: str = DEFAULT_NAMESPACE) -> tuple[Version | None, JSONObject | None, CreateOutcome]:
+def before_webhooks(
+    doc: JSONObject,
+    source: str = "-",
+    validation: FieldValidation = "strict",
+    namespace: str = DEFAULT_NAMESPACE,
+) -> tuple[Version | None, JSONObject | None, CreateOutcome]:
     """What a create of ``doc`` meets before any webhook: kubectl's no-match and ObjectMeta decoding,
     the version's deprecation warning, the namespace, :func:`decode`. (the CRD version, the decoded
     copy of ``doc``, the outcome so far); the copy is ``None`` when refused (``out`` says why)."""
@@ -262,13 +288,23 @@ def before_webhooks(doc: JSONObject, source: str = "-", validation: FieldValidat
     # kubectl decodes the document (its metadata typed) before it looks the kind up.
     problem = objectmeta.decode_error(doc.get("metadata"))
     if problem is not None:
-        return None, None, CreateOutcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}")
+        return (
+            None,
+            None,
+            CreateOutcome(False, client_error=f"unable to decode {go_quote(source)}: {problem}"),
+        )
     version = crds.mapping(api_version, kind)
     if version is None:
         ns = str(_meta(doc).get("namespace") or "")
-        return None, None, CreateOutcome(False, client_error=no_match(kind, api_version, object_name(doc), ns, source))
+        return (
+            None,
+            None,
+            CreateOutcome(False, client_error=no_match(kind, api_version, object_name(doc), ns, source)),
+        )
     obj = copy.deepcopy(doc)
-    out = CreateOutcome(False, skipped=cluster_rules({**doc, "kind": version.kind}))  # a kind in lower case too
+    out = CreateOutcome(
+        False, skipped=cluster_rules({**doc, "kind": version.kind})
+    )  # a kind in lower case too
     if version.deprecation_warning:
         out.warnings.append(version.deprecation_warning)
     if version.namespaced:
@@ -277,16 +313,22 @@ def before_webhooks(doc: JSONObject, source: str = "-", validation: FieldValidat
         ns = obj["metadata"].get("namespace") or namespace
         obj["metadata"]["namespace"] = ns
         if objectmeta.dns1123_label(ns):
-            out.status = _status(404, "NotFound", f"namespaces {go_quote(ns)} not found",
-                                 {"name": ns, "kind": "namespaces"})
+            out.status = _status(
+                404, "NotFound", f"namespaces {go_quote(ns)} not found", {"name": ns, "kind": "namespaces"}
+            )
             return version, None, out
     if not decode(obj, version, validation, out):
         return version, None, out
     return version, obj, out
 
 
-def create(doc: JSONObject, service: Service, source: str = "-",
-           validation: FieldValidation = "strict", namespace: str = DEFAULT_NAMESPACE) -> CreateOutcome:
+def create(
+    doc: JSONObject,
+    service: Service,
+    source: str = "-",
+    validation: FieldValidation = "strict",
+    namespace: str = DEFAULT_NAMESPACE,
+) -> CreateOutcome:
     """The answer to ``kubectl create --dry-run=server`` of ``doc`` (an nvidia.com object)."""
     version, obj, out = before_webhooks(doc, source, validation, namespace)
     if version is None or obj is None:

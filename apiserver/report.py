@@ -40,17 +40,28 @@ def ordered(results: Sequence[Checked]) -> list[Checked]:
 
 def lines(results: Sequence[Checked]) -> list[tuple[Checked, Finding]]:
     """Every finding with its document, by file, then line, then column."""
-    return sorted(((r, f) for r in results for f in r.findings), key=lambda p: (p[0].file, p[1].line, p[1].column))
+    return sorted(
+        ((r, f) for r in results for f in r.findings), key=lambda p: (p[0].file, p[1].line, p[1].column)
+    )
 
 
 def text_line(checked: Checked, finding: Finding) -> str:
-    return (f"{checked.file}:{finding.line}:{finding.column}: {finding.severity}: "
-            f"{_subject(checked)}{finding.message}")
+    return (
+        f"{checked.file}:{finding.line}:{finding.column}: {finding.severity}: "
+        f"{_subject(checked)}{finding.message}"
+    )
 
 
 def counts(results: Sequence[Checked]) -> dict[str, int]:
-    out = {"documents": 0, "checked": 0, "accepted": 0, "refused": 0, "unreadable": 0, "notChecked": 0,
-           "skippedFiles": 0}
+    out = {
+        "documents": 0,
+        "checked": 0,
+        "accepted": 0,
+        "refused": 0,
+        "unreadable": 0,
+        "notChecked": 0,
+        "skippedFiles": 0,
+    }
     for r in results:
         if r.document:
             out["documents"] += 1
@@ -70,9 +81,11 @@ def counts(results: Sequence[Checked]) -> dict[str, int]:
 
 def summary(results: Sequence[Checked]) -> str:
     c = counts(results)
-    return (f"{c['checked']} Dynamo document(s) checked: {c['accepted']} accepted, {c['refused']} refused"
-            f"; {c['notChecked']} other document(s) not checked; {c['unreadable']} unreadable file(s)"
-            f"; {c['skippedFiles']} file(s) skipped, not Kubernetes manifests")
+    return (
+        f"{c['checked']} Dynamo document(s) checked: {c['accepted']} accepted, {c['refused']} refused"
+        f"; {c['notChecked']} other document(s) not checked; {c['unreadable']} unreadable file(s)"
+        f"; {c['skippedFiles']} file(s) skipped, not Kubernetes manifests"
+    )
 
 
 def escape_data(text: str) -> str:
@@ -86,8 +99,10 @@ def escape_property(text: str) -> str:
 def github_line(checked: Checked, finding: Finding) -> str:
     level = _GITHUB_LEVEL.get(finding.severity, "notice")
     title = f"{checked.kind}/{checked.name}" if checked.document else "dynamo-webhook lint"
-    props = (f"file={escape_property(checked.file)},line={finding.line},col={finding.column},"
-             f"title={escape_property(title)}")
+    props = (
+        f"file={escape_property(checked.file)},line={finding.line},col={finding.column},"
+        f"title={escape_property(title)}"
+    )
     return f"::{level} {props}::{escape_data(_subject(checked) + finding.message)}"
 
 
@@ -97,20 +112,30 @@ def as_json(results: Sequence[Checked]) -> dict[str, Any]:
         if r.verdict == "skipped":
             continue
         outcome = r.outcome
-        docs.append({
-            "file": r.file,
-            "document": r.document,
-            "line": r.line,
-            "apiVersion": r.api_version,
-            "kind": r.kind,
-            "name": r.name,
-            "verdict": r.verdict,
-            "status": outcome.status if outcome else None,
-            "clientError": outcome.client_error if outcome else None,
-            "findings": [{"severity": f.severity, "field": f.field, "message": f.message,
-                          "line": f.line, "column": f.column} for f in r.findings],
-            "pruned": outcome.pruned if outcome else [],
-        })
+        docs.append(
+            {
+                "file": r.file,
+                "document": r.document,
+                "line": r.line,
+                "apiVersion": r.api_version,
+                "kind": r.kind,
+                "name": r.name,
+                "verdict": r.verdict,
+                "status": outcome.status if outcome else None,
+                "clientError": outcome.client_error if outcome else None,
+                "findings": [
+                    {
+                        "severity": f.severity,
+                        "field": f.field,
+                        "message": f.message,
+                        "line": f.line,
+                        "column": f.column,
+                    }
+                    for f in r.findings
+                ],
+                "pruned": outcome.pruned if outcome else [],
+            }
+        )
     skipped = sorted(r.file for r in results if r.verdict == "skipped")
     return {"documents": docs, "skippedFiles": skipped, "summary": counts(results)}
 
@@ -123,7 +148,9 @@ def write(results: Sequence[Checked], fmt: str, out: TextIO, err: TextIO) -> Non
     if fmt in ("sarif", "junit"):
         from apiserver import report_files
 
-        out.write(report_files.sarif(ordered(results)) if fmt == "sarif" else report_files.junit(ordered(results)))
+        out.write(
+            report_files.sarif(ordered(results)) if fmt == "sarif" else report_files.junit(ordered(results))
+        )
         return
     render = github_line if fmt == "github" else text_line
     for r, f in lines(results):

@@ -84,10 +84,14 @@ def _result(checked: Checked, finding: Finding, index: dict[str, int]) -> dict[s
         "ruleIndex": index[rule],
         "level": _LEVEL.get(finding.severity, "note"),
         "message": {"text": subject + finding.message},
-        "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": uri(checked.file)},
-            "region": {"startLine": finding.line, "startColumn": finding.column},
-        }}],
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": uri(checked.file)},
+                    "region": {"startLine": finding.line, "startColumn": finding.column},
+                }
+            }
+        ],
     }
 
 
@@ -97,10 +101,12 @@ def sarif_log(results: Sequence[Checked]) -> dict[str, Any]:
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": TOOL, "version": _version(), "rules": rules}},
-            "results": [_result(r, f, index) for r in results for f in r.findings],
-        }],
+        "runs": [
+            {
+                "tool": {"driver": {"name": TOOL, "version": _version(), "rules": rules}},
+                "results": [_result(r, f, index) for r in results for f in r.findings],
+            }
+        ],
     }
 
 
@@ -111,18 +117,28 @@ def sarif(results: Sequence[Checked]) -> str:
 def _case(suite: ET.Element, checked: Checked, notes: list[str]) -> str:
     """The test case of ``checked`` in ``suite``, what it adds to the suite's output in ``notes``;
     its outcome: ``failure``, ``error`` or ``""`` (passed)."""
-    name = f"{checked.kind or '(no kind)'}/{checked.name} (document {checked.document})" if checked.document else checked.file
+    name = (
+        f"{checked.kind or '(no kind)'}/{checked.name} (document {checked.document})"
+        if checked.document
+        else checked.file
+    )
     case = ET.SubElement(suite, "testcase", name=name, classname=checked.file, time="0")
     errors = [f for f in checked.findings if f.severity == "error"]
-    notes += [f"{checked.file}:{f.line}:{f.column}: {f.severity}: {name}: {f.message}"
-              for f in checked.findings if f.severity != "error"]
+    notes += [
+        f"{checked.file}:{f.line}:{f.column}: {f.severity}: {name}: {f.message}"
+        for f in checked.findings
+        if f.severity != "error"
+    ]
     if checked.verdict == "not-checked":
-        notes.append(f"{checked.file}:{checked.line}:1: not checked: {name}: {checked.api_version} is not nvidia.com")
+        notes.append(
+            f"{checked.file}:{checked.line}:1: not checked: {name}: {checked.api_version} is not nvidia.com"
+        )
     if not errors:
         return ""
     outcome = "error" if checked.verdict == "unreadable" else "failure"
-    ET.SubElement(case, outcome, message=errors[0].message, type=rule_of(checked, errors[0])).text = "\n".join(
-        f"{checked.file}:{f.line}:{f.column}: {f.message}" for f in errors)
+    ET.SubElement(
+        case, outcome, message=errors[0].message, type=rule_of(checked, errors[0])
+    ).text = "\n".join(f"{checked.file}:{f.line}:{f.column}: {f.message}" for f in errors)
     return outcome
 
 
@@ -133,8 +149,15 @@ def junit(results: Sequence[Checked]) -> str:
     for r in results:
         by_file.setdefault(r.file, []).append(r)
     for number, (file, checked) in enumerate(by_file.items()):
-        suite = ET.SubElement(root, "testsuite", name=file, package=file, id=str(number), timestamp=stamp,
-                              hostname=socket.gethostname() or "localhost")
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=file,
+            package=file,
+            id=str(number),
+            timestamp=stamp,
+            hostname=socket.gethostname() or "localhost",
+        )
         ET.SubElement(suite, "properties")
         notes: list[str] = []
         cases = [c for c in checked if c.verdict != "skipped"]
@@ -143,7 +166,11 @@ def junit(results: Sequence[Checked]) -> str:
             notes.append(f"{file}: skipped: not a Kubernetes manifest")
         ET.SubElement(suite, "system-out").text = "\n".join(notes)
         ET.SubElement(suite, "system-err").text = ""
-        suite.attrib.update(tests=str(len(cases)), failures=str(outcomes.count("failure")),
-                            errors=str(outcomes.count("error")), time="0")
+        suite.attrib.update(
+            tests=str(len(cases)),
+            failures=str(outcomes.count("failure")),
+            errors=str(outcomes.count("error")),
+            time="0",
+        )
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

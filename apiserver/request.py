@@ -49,17 +49,22 @@ class Prepared:
 def _served(obj: JSONObject, where: str) -> crds.Version:
     api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
     if api_version.partition("/")[0] != GROUP or "/" not in api_version:
-        raise NotModelled(f"{where} is a {kind or '(no kind)'} of {api_version or '(no apiVersion)'}: --apiserver "
-                          f"models the API server for {GROUP} custom resources only")
+        raise NotModelled(
+            f"{where} is a {kind or '(no kind)'} of {api_version or '(no apiVersion)'}: --apiserver "
+            f"models the API server for {GROUP} custom resources only"
+        )
     version = crds.lookup(api_version, kind)
     if version is None:
-        raise NotModelled(f"{where}: no vendored CRD serves kind {kind!r} in {api_version!r}: "
-                          "no such request reaches the API server")
+        raise NotModelled(
+            f"{where}: no vendored CRD serves kind {kind!r} in {api_version!r}: "
+            "no such request reaches the API server"
+        )
     return version
 
 
-def prepare(review: JSONObject, validating: bool, validation: FieldValidation = "strict",
-            source: str = "-") -> Prepared:
+def prepare(
+    review: JSONObject, validating: bool, validation: FieldValidation = "strict", source: str = "-"
+) -> Prepared:
     """``review`` (a readable AdmissionReview) as the webhook it names would receive it, or the API
     server's refusal before it. Raises :class:`NotModelled`."""
     request = review.get("request")
@@ -80,7 +85,11 @@ def prepare(review: JSONObject, validating: bool, validation: FieldValidation = 
         return out
     namespace = request.get("namespace")
     version, decoded, outcome = pipeline.before_webhooks(
-        obj, source, validation, namespace if isinstance(namespace, str) and namespace else pipeline.DEFAULT_NAMESPACE)
+        obj,
+        source,
+        validation,
+        namespace if isinstance(namespace, str) and namespace else pipeline.DEFAULT_NAMESPACE,
+    )
     if outcome.client_error is not None:
         _served(obj, "request.object")  # the clearer message for a kind no CRD serves
         raise NotModelled(f"request.object: kubectl refuses to send it: {outcome.client_error}")
@@ -90,11 +99,19 @@ def prepare(review: JSONObject, validating: bool, validation: FieldValidation = 
     if validating:
         if version.has_status:
             decoded.pop("status", None)
-            if operation == "UPDATE" and isinstance(sent.get("oldObject"), dict) and "status" in sent["oldObject"]:
+            if (
+                operation == "UPDATE"
+                and isinstance(sent.get("oldObject"), dict)
+                and "status" in sent["oldObject"]
+            ):
                 decoded["status"] = copy.deepcopy(sent["oldObject"]["status"])
         stored = sent.get("oldObject") if operation == "UPDATE" else None
-        errs = pipeline.validation_errors(decoded, version, stored if isinstance(stored, dict) else None, out.warnings)
+        errs = pipeline.validation_errors(
+            decoded, version, stored if isinstance(stored, dict) else None, out.warnings
+        )
         if errs:
-            return Prepared(None, pipeline.invalid(version.kind, pipeline.object_name(decoded), errs), out.warnings)
+            return Prepared(
+                None, pipeline.invalid(version.kind, pipeline.object_name(decoded), errs), out.warnings
+            )
     sent["object"] = decoded
     return out

@@ -48,8 +48,10 @@ def validate(obj: dict[str, Any], replicas_path: str | None) -> list[FieldError]
     node: Any = obj
     for i, key in enumerate(keys):
         if not isinstance(node, dict):
-            detail = (f"{replicas_path} accessor error: {_go_v(node)} is of the type {_go_type(node)}, "
-                      "expected map[string]interface{}")
+            detail = (
+                f"{replicas_path} accessor error: {_go_v(node)} is of the type {_go_type(node)}, "
+                "expected map[string]interface{}"
+            )
             return [FieldError(ErrorType.INVALID, replicas_path, 0, detail)]
         if key not in node:
             return []
@@ -57,10 +59,16 @@ def validate(obj: dict[str, Any], replicas_path: str | None) -> list[FieldError]
         if i == len(keys) - 1:
             break
     if isinstance(node, bool) or not isinstance(node, int):
-        detail = f"{replicas_path} accessor error: {_go_v(node)} is of the type {_go_type(node)}, expected int64"
+        detail = (
+            f"{replicas_path} accessor error: {_go_v(node)} is of the type {_go_type(node)}, expected int64"
+        )
         return [FieldError(ErrorType.INVALID, replicas_path, 0, detail)]
     if node < 0:
         return [FieldError(ErrorType.INVALID, replicas_path, node, "should be a non-negative integer")]
     if node > _MAX_INT32:
-        return [FieldError(ErrorType.INVALID, replicas_path, node, f"should be less than or equal to {_MAX_INT32}")]
+        return [
+            FieldError(
+                ErrorType.INVALID, replicas_path, node, f"should be less than or equal to {_MAX_INT32}"
+            )
+        ]
     return []

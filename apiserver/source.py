@@ -43,7 +43,8 @@ class Loader(yaml.SafeLoader):
         value = goyaml.resolve(node.value)
         if isinstance(value, float) and not math.isfinite(value):
             raise yaml.constructor.ConstructorError(
-                None, None, f"json: unsupported value: {go_format_float(value)}", node.start_mark)
+                None, None, f"json: unsupported value: {go_format_float(value)}", node.start_mark
+            )
         return value
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -54,7 +55,8 @@ class Loader(yaml.SafeLoader):
             if not isinstance(key, (str, int, float)):
                 shown = "<nil>" if key is None else type(key).__name__
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"unsupported map key of type: {shown}", key_node.start_mark)
+                    None, None, f"unsupported map key of type: {shown}", key_node.start_mark
+                )
             mapping[_json_key(key)] = self.construct_object(value_node, deep=deep)
         return mapping
 
@@ -242,5 +244,3 @@ def parse_field(path: str) -> PathKey:
         else:
             out.append(index)
     return tuple(out)
-
-

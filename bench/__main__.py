@@ -103,15 +103,24 @@ def closed_rounds(
     runs (:func:`bench.harness.cpu_split`). Returns each server's figures
     (:func:`combine_rounds`), by server name."""
     for server in servers:  # warm-up
-        run_loadgen(server.port, cafile, spec, work / "warm.json", connections=sc.connections,
-                    duration=0.5 if args.quick else 1.0, cpus=cpus)
+        run_loadgen(
+            server.port,
+            cafile,
+            spec,
+            work / "warm.json",
+            connections=sc.connections,
+            duration=0.5 if args.quick else 1.0,
+            cpus=cpus,
+        )
     rounds: dict[str, list[dict[str, Any]]] = {server.name: [] for server in servers}
     seconds = args.duration / args.rounds
     for index in range(args.rounds):
         shift = index % len(servers)
         for server in servers[shift:] + servers[:shift]:
             out = work / f"{server.name}-{sc.name}.json"
-            got = loaded_round(server, cafile, spec, out, connections=sc.connections, duration=seconds, cpus=cpus)
+            got = loaded_round(
+                server, cafile, spec, out, connections=sc.connections, duration=seconds, cpus=cpus
+            )
             rounds[server.name].append(got)
     return {name: combine_rounds(got) for name, got in rounds.items()}
 
@@ -165,14 +174,20 @@ def whole_machine(
 ) -> None:
     """Each of ``scenarios`` on the whole machine beside the pinned webhook (:mod:`bench.bench_machine`):
     the figures of each go to the scenario's entry, under ``machine``."""
-    log(f"the whole machine: serve --workers {bench_machine.WORKERS}, not pinned, beside the per-core webhook")
+    log(
+        f"the whole machine: serve --workers {bench_machine.WORKERS}, not pinned, beside the per-core webhook"
+    )
     started = time.monotonic()
     with bench_machine.start(cert_dir, work) as whole:
         for sc in scenarios:
             log(f"  {sc.title}: {bench_machine.ROUNDS} rounds each")
             spec = work / f"{sc.name}-spec.json"
-            rounds = bench_machine.measure(per_core, whole, cafile, spec, work, sc.connections, args.quick, loadgen_cpus)
-            results["scenarios"][sc.name]["machine"] = {key: combine_rounds(got) for key, got in rounds.items()}
+            rounds = bench_machine.measure(
+                per_core, whole, cafile, spec, work, sc.connections, args.quick, loadgen_cpus
+            )
+            results["scenarios"][sc.name]["machine"] = {
+                key: combine_rounds(got) for key, got in rounds.items()
+            }
     results["meta"]["machine_seconds"] = round(time.monotonic() - started, 1)
 
 
@@ -225,7 +240,9 @@ def domain_benches() -> dict[str, str]:
         if not (ROOT / (module.replace(".", "/") + ".py")).exists():
             continue
         try:
-            proc = subprocess.run([PYTHON, "-m", module], cwd=ROOT, capture_output=True, text=True, timeout=300)
+            proc = subprocess.run(
+                [PYTHON, "-m", module], cwd=ROOT, capture_output=True, text=True, timeout=300
+            )
             out[module] = proc.stdout.strip() or proc.stderr.strip()[-2000:]
         except subprocess.TimeoutExpired:
             out[module] = "timed out"
@@ -279,7 +296,9 @@ def main(argv: list[str] | None = None) -> int:
         f"the service (default ${bench_list.OPERATOR_ENV}); without it, the service alone, saying so",
     )
     parser.add_argument(
-        "--no-hostile", action="store_true", help="leave out the hostile mix (bench.bench_hostile, a few minutes)"
+        "--no-hostile",
+        action="store_true",
+        help="leave out the hostile mix (bench.bench_hostile, a few minutes)",
     )
     parser.add_argument(
         "--no-machine",
@@ -339,7 +358,15 @@ def main(argv: list[str] | None = None) -> int:
                 body = payloads.dump(sc.build(), work / f"{sc.name}.json")
                 spec = write_spec(
                     work / f"{sc.name}-spec.json",
-                    [{"name": sc.name, "path": sc.path, "body_file": str(body), "status": 200, "expect": sc.expect}],
+                    [
+                        {
+                            "name": sc.name,
+                            "path": sc.path,
+                            "body_file": str(body),
+                            "status": 200,
+                            "expect": sc.expect,
+                        }
+                    ],
                 )
                 log(f"  {sc.title}: closed loop, {args.rounds} rounds")
                 closed = closed_rounds([webhook, echo, floor], cafile, sc, spec, work, args, loadgen_cpus)
@@ -363,17 +390,23 @@ def main(argv: list[str] | None = None) -> int:
                 "echo_steady_mib": rss_kib(echo.pid) / 1024,
                 "echo_samples_kib": rss["echo"],
             }
-            results["rss"]["ratio"] = ratio(results["rss"]["webhook_steady_mib"], results["rss"]["echo_steady_mib"])
+            results["rss"]["ratio"] = ratio(
+                results["rss"]["webhook_steady_mib"], results["rss"]["echo_steady_mib"]
+            )
     sizes = tuple(int(n) for n in args.large_sizes.split(",") if n)
     if sizes:
         log(f"large ConversionReviews: {', '.join(map(str, sizes))} objects, a server each")
         results["large_reviews"] = bench_large.measure(sizes)
-    list_sizes = args.list_sizes if args.list_sizes is not None else (
-        "100" if args.quick else ",".join(map(str, bench_list.SIZES)))
+    list_sizes = (
+        args.list_sizes
+        if args.list_sizes is not None
+        else ("100" if args.quick else ",".join(map(str, bench_list.SIZES)))
+    )
     if list_sizes:
         log(f"LIST through the conversion webhook: {list_sizes} DGDs")
-        results["list"] = bench_list.measure_with(bench_list.parse_sizes(list_sizes), bench_list.BUILDS,
-                                                  args.operator_webhook)
+        results["list"] = bench_list.measure_with(
+            bench_list.parse_sizes(list_sizes), bench_list.BUILDS, args.operator_webhook
+        )
     if not args.no_hostile:
         log("the hostile mix: a server each row")
         results["hostile"] = bench_hostile.measure(args.quick)

@@ -77,7 +77,9 @@ def measure(rounds: int = 25, round_s: float = 0.08) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.bench_conversion", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.bench_conversion", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
     args = parser.parse_args(argv)
     rows = measure(5, 0.04) if args.quick else measure()

@@ -53,7 +53,9 @@ class Target:
         self.context = ssl.create_default_context(cafile=str(cafile))
 
     def connection(self, timeout: float = 120) -> http.client.HTTPSConnection:
-        return http.client.HTTPSConnection("127.0.0.1", self.server.port, context=self.context, timeout=timeout)
+        return http.client.HTTPSConnection(
+            "127.0.0.1", self.server.port, context=self.context, timeout=timeout
+        )
 
     def tls(self) -> ssl.SSLSocket:
         raw = socket.create_connection(("127.0.0.1", self.server.port), timeout=60)
@@ -117,8 +119,10 @@ def _promised_bodies(target: Target, bodies: Bodies) -> str:
     socks = []
     for _ in range(16):
         sock = target.tls()
-        sock.sendall(b"POST /convert HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 67108864\r\n\r\n")
+        sock.sendall(
+            b"POST /convert HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 67108864\r\n\r\n"
+        )
         socks.append(sock)
     late = post_once(target, "/convert?timeout=4s", bodies.small_conversion)
     time.sleep(3)
@@ -150,7 +154,10 @@ def _send_head(target: Target, head: bytes, filler: bytes, total: int) -> tuple[
 def _huge_heads(target: Target, bodies: Bodies) -> str:
     rows = [
         ("URL", *_send_head(target, b"GET /healthz?", b"a", 32 * MiB)),
-        ("header value", *_send_head(target, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Long: ", b"v", 32 * MiB)),
+        (
+            "header value",
+            *_send_head(target, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Long: ", b"v", 32 * MiB),
+        ),
         ("header name", *_send_head(target, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-", b"n", 32 * MiB)),
     ]
     return "; ".join(f"{what}: {status} after {seconds:.1f} s" for what, status, seconds in rows)
@@ -172,8 +179,10 @@ def _abandoned(target: Target, bodies: Bodies) -> str:
     pid = target.server.pid
     for _ in range(5):
         with target.tls() as sock:
-            sock.sendall(b"POST /convert HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: %d\r\n\r\n" % len(bodies.largest) + bodies.largest)
+            sock.sendall(
+                b"POST /convert HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n" % len(bodies.largest) + bodies.largest
+            )
             time.sleep(1.5)
     # Until the server is idle: what it spent after the last caller had left.
     left = last = cpu_seconds(pid)
@@ -202,8 +211,10 @@ def _admission_during_conversions(target: Target, bodies: Bodies) -> str:
         converted = list(pool.map(lambda _: post_once(target, "/convert", bodies.largest), range(3)))
         stop.set()
         admitting.result()
-    return (f"{len(latencies)} DGD CREATEs of {len(bodies.large_admission) // 1024} KiB: p99 "
-            f"{p99(latencies) * 1000:.0f} ms; conversions HTTP {sorted(s for s, _, _ in converted)}")
+    return (
+        f"{len(latencies)} DGD CREATEs of {len(bodies.large_admission) // 1024} KiB: p99 "
+        f"{p99(latencies) * 1000:.0f} ms; conversions HTTP {sorted(s for s, _, _ in converted)}"
+    )
 
 
 def _mixed(seconds: float) -> Callable[[Target, Bodies], str]:
@@ -211,8 +222,12 @@ def _mixed(seconds: float) -> Callable[[Target, Bodies], str]:
         deadline = time.monotonic() + seconds
         tallies: dict[str, int] = {}
         lock = threading.Lock()
-        choices = ([("admission", VALIDATE, bodies.admission)] * 60 + [("conversion", "/convert", bodies.small_conversion)] * 30
-                   + [("500 DGDs", "/convert", bodies.conversion_500)] * 3 + [("malformed", VALIDATE, b"{not json")] * 7)
+        choices = (
+            [("admission", VALIDATE, bodies.admission)] * 60
+            + [("conversion", "/convert", bodies.small_conversion)] * 30
+            + [("500 DGDs", "/convert", bodies.conversion_500)] * 3
+            + [("malformed", VALIDATE, b"{not json")] * 7
+        )
 
         def client(seed: int) -> None:
             rng = random.Random(seed)
@@ -248,7 +263,11 @@ class Bodies:
         self.conversion_500 = orjson.dumps(payloads.conversion_review(500))
         self.small_conversion = orjson.dumps(payloads.list_review(2))
         self.admission = orjson.dumps(payloads.dgd_migrated_update())
-        self.large_admission = orjson.dumps(payloads.admission(payloads.creating(payloads.migrated(payloads.large_alpha_dgd(300))), None, "CREATE"))
+        self.large_admission = orjson.dumps(
+            payloads.admission(
+                payloads.creating(payloads.migrated(payloads.large_alpha_dgd(300))), None, "CREATE"
+            )
+        )
 
 
 def rows(quick: bool, bodies: Bodies) -> list[tuple[str, Callable[[Target, Bodies], str]]]:
@@ -265,7 +284,9 @@ def rows(quick: bool, bodies: Bodies) -> list[tuple[str, Callable[[Target, Bodie
     ]
 
 
-def measure(quick: bool = False, only: tuple[str, ...] = (), objects: int | None = None) -> list[dict[str, Any]]:
+def measure(
+    quick: bool = False, only: tuple[str, ...] = (), objects: int | None = None
+) -> list[dict[str, Any]]:
     """One result per row (``only``: the rows whose names start so), the largest reviews of
     ``objects`` DGDs (default: 33,000, about 61 MiB; 8,000 with ``quick``)."""
     budget = default_budget(1, POD_LIMIT)
@@ -287,12 +308,19 @@ def measure(quick: bool = False, only: tuple[str, ...] = (), objects: int | None
                 peak = peak_rss_kib(server.pid) / 1024
                 alive = server.proc.poll() is None
             failed = sum(1 for x in latencies if x == float("inf"))
-            results.append({
-                "row": name, "outcome": outcome, "idle_rss_mib": idle, "peak_rss_mib": peak,
-                "within_limit": peak * MiB <= POD_LIMIT and alive, "probe_p99_ms": p99(latencies) * 1000,
-                "probe_median_ms": statistics.median(latencies) * 1000 if latencies else float("nan"),
-                "probes": len(latencies), "probes_failed": failed,
-            })
+            results.append(
+                {
+                    "row": name,
+                    "outcome": outcome,
+                    "idle_rss_mib": idle,
+                    "peak_rss_mib": peak,
+                    "within_limit": peak * MiB <= POD_LIMIT and alive,
+                    "probe_p99_ms": p99(latencies) * 1000,
+                    "probe_median_ms": statistics.median(latencies) * 1000 if latencies else float("nan"),
+                    "probes": len(latencies),
+                    "probes_failed": failed,
+                }
+            )
             print(f"{name}: {outcome}; peak RSS {peak:.0f} MiB", file=sys.stderr, flush=True)
     return results
 
@@ -313,7 +341,9 @@ def table(results: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.bench_hostile", description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.bench_hostile", description=__doc__.split("\n", 1)[0]
+    )
     parser.add_argument("--quick", action="store_true", help="smaller reviews and a shorter mixed load")
     args = parser.parse_args(argv)
     results = measure(args.quick)

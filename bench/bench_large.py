@@ -94,8 +94,12 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.bench_large", description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="objects per review, comma-separated")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.bench_large", description=__doc__.split("\n", 1)[0]
+    )
+    parser.add_argument(
+        "--sizes", default=",".join(map(str, SIZES)), help="objects per review, comma-separated"
+    )
     args = parser.parse_args(argv)
     sizes = tuple(int(s) for s in args.sizes.split(",") if s)
     print(table(measure(sizes)))

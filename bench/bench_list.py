@@ -64,8 +64,13 @@ CRD_PATH = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{CRD}"
 BETA_LIST = f"/apis/nvidia.com/v1beta1/{PLURAL}"
 CHUNK = 500
 #: What a read answers while the API server is (re)starting the kind's storage: retried.
-TRANSIENT = ("TooManyRequests", "storage is (re)initializing", "doesn't have a resource type",
-             "the server could not find the requested resource", "connection refused")
+TRANSIENT = (
+    "TooManyRequests",
+    "storage is (re)initializing",
+    "doesn't have a resource type",
+    "the server could not find the requested resource",
+    "connection refused",
+)
 #: How long one read may take, retries included, before the run gives up on it.
 READ_TIMEOUT = 900.0
 READS = ("kubectl --chunk-size=0", f"kubectl --chunk-size={CHUNK}", "WATCH from resourceVersion 0")
@@ -102,7 +107,7 @@ def sample_total(text: str, name: str, must: str = "") -> float:
     ``must`` (a label, e.g. ``crd_name="..."``)."""
     total = 0.0
     for line in text.splitlines():
-        if line.startswith(name) and line[len(name):len(name) + 1] in ("{", " ") and must in line:
+        if line.startswith(name) and line[len(name) : len(name) + 1] in ("{", " ") and must in line:
             total += float(line.rsplit(" ", 1)[1])
     return total
 
@@ -146,8 +151,16 @@ def kubectl_list(kubectl: Kubectl, chunk: int, expected: int) -> tuple[float, in
     attempts = 0
     while True:
         attempts += 1
-        out = kubectl("get", f"{PLURAL}.v1beta1.nvidia.com", "-A", f"--chunk-size={chunk}", "-o", "json",
-                      check=False, timeout=READ_TIMEOUT)
+        out = kubectl(
+            "get",
+            f"{PLURAL}.v1beta1.nvidia.com",
+            "-A",
+            f"--chunk-size={chunk}",
+            "-o",
+            "json",
+            check=False,
+            timeout=READ_TIMEOUT,
+        )
         if out.returncode == 0:
             break
         if not any(word in out.stderr for word in TRANSIENT) or time.perf_counter() - started > READ_TIMEOUT:
@@ -210,7 +223,9 @@ def quiet(cp: ControlPlane) -> float:
     return last[0]
 
 
-def measure_read(cp: ControlPlane, kubectl: Kubectl, webhook: Webhook, read: str, objects: int) -> dict[str, Any]:
+def measure_read(
+    cp: ControlPlane, kubectl: Kubectl, webhook: Webhook, read: str, objects: int
+) -> dict[str, Any]:
     """One read from a cold watch cache (the API server restarted first) with ``webhook`` converting."""
     cpu_before = process_cpu(webhook.server.pid)
     counts_before = service_counts(webhook)
@@ -225,16 +240,25 @@ def measure_read(cp: ControlPlane, kubectl: Kubectl, webhook: Webhook, read: str
     cpu = process_cpu(webhook.server.pid) - cpu_before
     counts_after = service_counts(webhook)
     row: dict[str, Any] = {
-        "webhook": webhook.label, "objects": objects, "read": read, "items": items, "attempts": attempts,
-        "seconds": round(seconds, 3), "cpu_seconds": round(cpu, 3), "cpu_ms_per_object": cpu / objects * 1000,
-        "apiserver_reviews": int(reviews), "apiserver_review_seconds": round(review_seconds, 3),
+        "webhook": webhook.label,
+        "objects": objects,
+        "read": read,
+        "items": items,
+        "attempts": attempts,
+        "seconds": round(seconds, 3),
+        "cpu_seconds": round(cpu, 3),
+        "cpu_ms_per_object": cpu / objects * 1000,
+        "apiserver_reviews": int(reviews),
+        "apiserver_review_seconds": round(review_seconds, 3),
         "cpu_ms_per_review": cpu / reviews * 1000 if reviews else 0.0,
     }
     if webhook.metrics_port is not None:
         row["service_reviews"] = int(counts_after[0] - counts_before[0])
         row["service_objects"] = int(counts_after[1] - counts_before[1])
-    log(f"  {webhook.label}, {objects} objects, {read}: {seconds:.1f} s, {row['cpu_ms_per_object']:.3f} CPU ms/object, "
-        f"{row['apiserver_reviews']} reviews")
+    log(
+        f"  {webhook.label}, {objects} objects, {read}: {seconds:.1f} s, {row['cpu_ms_per_object']:.3f} CPU ms/object, "
+        f"{row['apiserver_reviews']} reviews"
+    )
     return row
 
 
@@ -264,8 +288,16 @@ def webhook_conversion(port: int, cafile: Path) -> dict[str, Any]:
     """The CRD's conversion through the webhook on loopback ``port``, trusting ``cafile``."""
     import base64
 
-    return {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": {
-        "url": f"https://127.0.0.1:{port}/convert", "caBundle": base64.b64encode(cafile.read_bytes()).decode()}}}
+    return {
+        "strategy": "Webhook",
+        "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {
+                "url": f"https://127.0.0.1:{port}/convert",
+                "caBundle": base64.b64encode(cafile.read_bytes()).decode(),
+            },
+        },
+    }
 
 
 def cluster_metadata(doc: dict[str, Any]) -> dict[str, Any]:
@@ -273,9 +305,15 @@ def cluster_metadata(doc: dict[str, Any]) -> dict[str, Any]:
     last-applied annotation holding the manifest itself."""
     meta = doc["metadata"]
     return {
-        "labels": {"app.kubernetes.io/name": meta["name"], "app.kubernetes.io/part-of": "dynamo",
-                   "app.kubernetes.io/managed-by": "kubectl", "team": meta["namespace"]},
-        "annotations": {"kubectl.kubernetes.io/last-applied-configuration": orjson.dumps(doc).decode() + "\n"},
+        "labels": {
+            "app.kubernetes.io/name": meta["name"],
+            "app.kubernetes.io/part-of": "dynamo",
+            "app.kubernetes.io/managed-by": "kubectl",
+            "team": meta["namespace"],
+        },
+        "annotations": {
+            "kubectl.kubernetes.io/last-applied-configuration": orjson.dumps(doc).decode() + "\n"
+        },
     }
 
 
@@ -284,7 +322,11 @@ def seed_alpha(cp: ControlPlane, objects: int) -> dict[str, Any]:
     seeding, conversion ``None``); returns what the seeding took and the mean stored object's size."""
     configure_crd(cp, "v1alpha1", {"strategy": "None"})
     for i in range(NAMESPACES):
-        cp.raw("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"bench-{i}"}})
+        cp.raw(
+            "POST",
+            "/api/v1/namespaces",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"bench-{i}"}},
+        )
     # The API server takes the new storage version up asynchronously: the seeding starts once a
     # write lands in etcd as v1alpha1 (the first object, re-created until it does).
 
@@ -312,10 +354,15 @@ def operator_binary(given: str | None) -> tuple[Path | None, str]:
     None and the one line saying why it is not measured."""
     path = given or os.environ.get(OPERATOR_ENV, "")
     if not path:
-        return None, (f"operator webhook not measured: not given (build it with tools/opdiff/prepare; "
-                      f"pass --operator-webhook PATH or set {OPERATOR_ENV})")
+        return None, (
+            f"operator webhook not measured: not given (build it with tools/opdiff/prepare; "
+            f"pass --operator-webhook PATH or set {OPERATOR_ENV})"
+        )
     if not os.access(path, os.X_OK):
-        return None, f"operator webhook not measured: {path} is not an executable (tools/opdiff/prepare builds it)"
+        return (
+            None,
+            f"operator webhook not measured: {path} is not an executable (tools/opdiff/prepare builds it)",
+        )
     return Path(path), ""
 
 
@@ -325,25 +372,44 @@ def build_tree(build: str) -> tuple[Path | None, str]:
     if build == here == "compiled":
         return ROOT, ""
     if here == "compiled" and SOURCE_ENV not in os.environ:
-        return None, f"{build} build not measured: this runs from the compiled tree and ${SOURCE_ENV} is not set"
+        return (
+            None,
+            f"{build} build not measured: this runs from the compiled tree and ${SOURCE_ENV} is not set",
+        )
     source = Path(os.environ.get(SOURCE_ENV, ROOT))
     if build == "python":
         return source, ""
     proc = subprocess.run([str(source / "scripts" / "compiled")], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        return None, f"compiled build not measured: scripts/compiled failed: {proc.stderr.strip().splitlines()[-1:]}"
+        return (
+            None,
+            f"compiled build not measured: scripts/compiled failed: {proc.stderr.strip().splitlines()[-1:]}",
+        )
     return Path(proc.stdout.strip().splitlines()[-1]), ""
 
 
 @contextmanager
-def webhook_process(kind: str, where: Path, cp: ControlPlane, cert_dir: Path, work: Path) -> Iterator[Webhook]:
+def webhook_process(
+    kind: str, where: Path, cp: ControlPlane, cert_dir: Path, work: Path
+) -> Iterator[Webhook]:
     """The operator's handlers (``kind`` "operator", ``where`` its binary) or the service of build
     ``kind`` (run from ``where``), serving the TLS pair in ``cert_dir``."""
     if kind == "operator":
         port = free_port()
-        argv = [str(where), "--kubeconfig", str(cp.kubeconfig), "--port", str(port), "--cert-dir", str(cert_dir),
-                "--operator-principal", PRINCIPAL]
-        webhook = Webhook("operator", "Go", ServerProcess("operator", argv, port, work / f"operator-{port}.log"))
+        argv = [
+            str(where),
+            "--kubeconfig",
+            str(cp.kubeconfig),
+            "--port",
+            str(port),
+            "--cert-dir",
+            str(cert_dir),
+            "--operator-principal",
+            PRINCIPAL,
+        ]
+        webhook = Webhook(
+            "operator", "Go", ServerProcess("operator", argv, port, work / f"operator-{port}.log")
+        )
     else:
         metrics_port = free_port()
         server = start_webhook(cert_dir, work, metrics_port=metrics_port, env={"PYTHONPATH": str(where)})
@@ -424,10 +490,16 @@ def table(result: dict[str, Any]) -> str:
     ]
     for run in result["runs"]:
         for row in run["rows"]:
-            per_review = (f"{row['service_objects'] / row['service_reviews']:.1f}"
-                          if row.get("service_reviews") else "—")
-            wait = (f"{row['apiserver_review_seconds'] / row['apiserver_reviews'] * 1000:.2f}"
-                    if row["apiserver_reviews"] else "—")
+            per_review = (
+                f"{row['service_objects'] / row['service_reviews']:.1f}"
+                if row.get("service_reviews")
+                else "—"
+            )
+            wait = (
+                f"{row['apiserver_review_seconds'] / row['apiserver_reviews'] * 1000:.2f}"
+                if row["apiserver_reviews"]
+                else "—"
+            )
             lines.append(
                 f"| {row['objects']} | {row['webhook']} | {row['read']} | {row['seconds']:.1f} | "
                 f"{row['cpu_seconds']:.2f} | {row['cpu_ms_per_object']:.3f} | {row['apiserver_reviews']} | "
@@ -438,13 +510,21 @@ def table(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_list", description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
-                        help="DGDs stored as v1alpha1, a control plane each (default %(default)s)")
-    parser.add_argument("--builds", default=",".join(BUILDS),
-                        help="builds of the service to measure (default %(default)s)")
-    parser.add_argument("--operator-webhook", default=None, metavar="PATH",
-                        help=f"the operator's webhook binary (tools/opdiff/prepare; default ${OPERATOR_ENV}); "
-                             "without it the service alone is measured")
+    parser.add_argument(
+        "--sizes",
+        default=",".join(map(str, SIZES)),
+        help="DGDs stored as v1alpha1, a control plane each (default %(default)s)",
+    )
+    parser.add_argument(
+        "--builds", default=",".join(BUILDS), help="builds of the service to measure (default %(default)s)"
+    )
+    parser.add_argument(
+        "--operator-webhook",
+        default=None,
+        metavar="PATH",
+        help=f"the operator's webhook binary (tools/opdiff/prepare; default ${OPERATOR_ENV}); "
+        "without it the service alone is measured",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = parser.parse_args(argv)
     try:

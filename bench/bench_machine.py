@@ -65,7 +65,9 @@ def server_cpu(server: ServerProcess) -> float:
     return cpu_seconds(server.pid) + sum(cpu_seconds(pid) for pid in worker_pids(server.pid))
 
 
-def whole_round(server: ServerProcess, cafile: Path, spec: Path, work: Path, connections: int, seconds: float) -> dict[str, Any]:
+def whole_round(
+    server: ServerProcess, cafile: Path, spec: Path, work: Path, connections: int, seconds: float
+) -> dict[str, Any]:
     """One round on the whole machine: :data:`LOADGENS` load generators at once, not pinned; their
     throughputs summed, the slower one's latency percentiles."""
     each = max(1, connections // LOADGENS)
@@ -108,6 +110,15 @@ def measure(
             if turn == "whole":
                 rounds[turn].append(whole_round(whole, cafile, spec, work, connections, seconds))
             else:
-                rounds[turn].append(loaded_round(per_core, cafile, spec, work / "per-core.json",
-                                                 connections=connections, duration=seconds, cpus=loadgen_cpus))
+                rounds[turn].append(
+                    loaded_round(
+                        per_core,
+                        cafile,
+                        spec,
+                        work / "per-core.json",
+                        connections=connections,
+                        duration=seconds,
+                        cpus=loadgen_cpus,
+                    )
+                )
     return rounds

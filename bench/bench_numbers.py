@@ -134,7 +134,9 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.bench_numbers", description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.bench_numbers", description=__doc__.split("\n", 1)[0]
+    )
     parser.add_argument("--quick", action="store_true", help="one run of reviews just past 256 KiB")
     print(table(measure(parser.parse_args(argv).quick)))
     return 0

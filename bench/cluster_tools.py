@@ -46,11 +46,21 @@ from tests.e2e.testenv import Kubectl, binaries, control_plane, wait_until
 PLURAL = "dynamographdeployments"
 NAMESPACES = 10
 ALLOWED = ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml"
-REFUSED = (ROOT / "tests" / "fixtures" / "admission" / "manifests" / "v1alpha1" / "DynamoGraphDeployment"
-           / "vllm-agg__utils-tests-fixtures-v1alpha1-agg.yaml")
+REFUSED = (
+    ROOT
+    / "tests"
+    / "fixtures"
+    / "admission"
+    / "manifests"
+    / "v1alpha1"
+    / "DynamoGraphDeployment"
+    / "vllm-agg__utils-tests-fixtures-v1alpha1-agg.yaml"
+)
 
 
-def seed(cp: Any, count: int, workers: int = 6, dress: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> float:
+def seed(
+    cp: Any, count: int, workers: int = 6, dress: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+) -> float:
     """Create ``count`` v1alpha1 DGDs with raw POSTs; returns the seconds it took. ``dress``: more
     metadata for each (labels, annotations: what objects on a real cluster carry), given the
     manifest as it is about to be sent."""
@@ -93,7 +103,7 @@ def main() -> int:
     results: dict[str, Any] = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.platform()} ({os.cpu_count()} CPUs, load average at start "
-                   f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}), Python {platform.python_version()}",
+        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}), Python {platform.python_version()}",
         "command": "python -m bench.cluster_tools " + " ".join(sys.argv[1:]),
         "objects": args.objects,
     }
@@ -112,31 +122,45 @@ def main() -> int:
             wait_until(lambda: all(ca_bundles(kubectl).values()), 60, "caBundles injected again", 0.5)
             set_storage_version(cluster, PLURAL, "v1beta1")
             stored = stored_versions(cp, PLURAL)
-            assert sum(v == "v1alpha1" for v in stored.values()) == args.objects, "seed not stored as v1alpha1"
+            assert sum(v == "v1alpha1" for v in stored.values()) == args.objects, (
+                "seed not stored as v1alpha1"
+            )
 
             base = [str(WEBHOOK_EXE)]
             kc = ["--kubeconfig", str(cp.kubeconfig)]
             runs = (
                 ("audit", [*base, "audit", *kc, "-A", "-o", "json"]),
-                ("storage_migrate", [*base, "storage-migrate", *kc, "--qps", "0", "--no-state", "-o", "json"]),
+                (
+                    "storage_migrate",
+                    [*base, "storage-migrate", *kc, "--qps", "0", "--no-state", "-o", "json"],
+                ),
                 ("storage_migrate_again", [*base, "storage-migrate", *kc, "--no-state", "-o", "json"]),
                 ("audit_after_migration", [*base, "audit", *kc, "-A", "-o", "json"]),
             )
             for name, argv in runs:
                 seconds, cpu, code, out = timed(argv)
                 doc = json.loads(out)
-                entry: dict[str, Any] = {"command": " ".join(["dynamo-webhook", *argv[1:]]).replace(str(cp.kubeconfig),
-                                                                                                   "<admin kubeconfig>"),
-                                         "exit": code, "wall_seconds": round(seconds, 2),
-                                         "tool_cpu_seconds": round(cpu, 2)}
+                entry: dict[str, Any] = {
+                    "command": " ".join(["dynamo-webhook", *argv[1:]]).replace(
+                        str(cp.kubeconfig), "<admin kubeconfig>"
+                    ),
+                    "exit": code,
+                    "wall_seconds": round(seconds, 2),
+                    "tool_cpu_seconds": round(cpu, 2),
+                }
                 if name.startswith("audit"):
                     totals = doc["totals"]
-                    entry.update(objects=totals["objects"], refused=totals["refused"],
-                                 reported_seconds=doc["seconds"])
+                    entry.update(
+                        objects=totals["objects"], refused=totals["refused"], reported_seconds=doc["seconds"]
+                    )
                 else:
                     dgd = next(c for c in doc["crds"] if c["crd"] == f"{PLURAL}.nvidia.com")
-                    entry.update(objects=dgd["objects"], rewritten=dgd["rewritten"],
-                                 stored_versions_after=dgd["storedVersionsAfter"], reported_seconds=dgd["seconds"])
+                    entry.update(
+                        objects=dgd["objects"],
+                        rewritten=dgd["rewritten"],
+                        stored_versions_after=dgd["storedVersionsAfter"],
+                        reported_seconds=dgd["seconds"],
+                    )
                 results[name] = entry
                 print(name, json.dumps(entry), flush=True)
             assert set(stored_versions(cp, PLURAL).values()) == {"v1beta1"}
@@ -154,8 +178,9 @@ def report(r: dict[str, Any]) -> str:
         f"| {name.replace('_', ' ')} | `{e['command']}` | {e['objects']} | {e['wall_seconds']:.1f} | "
         f"{e['tool_cpu_seconds']:.1f} | {(e['objects'] / e['wall_seconds']) if e['objects'] else 0:.0f} | "
         f"{e['exit']} |"
-        for name, e in ((k, r[k]) for k in ("audit", "storage_migrate", "storage_migrate_again",
-                                             "audit_after_migration"))
+        for name, e in (
+            (k, r[k]) for k in ("audit", "storage_migrate", "storage_migrate_again", "audit_after_migration")
+        )
     )
     return (
         "# Cluster tools on many objects\n\n"

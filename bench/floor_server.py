@@ -42,7 +42,10 @@ from domain.admission import GVK, AdmissionContext
 
 
 def review_admission(
-    doc: Any, review_type: Literal["validate", "mutate"], ctx: AdmissionContext, expected_gvk: GVK | None = None
+    doc: Any,
+    review_type: Literal["validate", "mutate"],
+    ctx: AdmissionContext,
+    expected_gvk: GVK | None = None,
 ) -> Outcome:
     """Allow the review, after reading it as the webhook does (a malformed request is still
     answered with its error)."""
@@ -82,7 +85,9 @@ def review_conversion(doc: Any) -> Outcome:
     )
 
 
-def converted_with_direction(obj: Any, index: int, desired: str, big_numbers: bool = False) -> tuple[Any, tuple[str, str]]:
+def converted_with_direction(
+    obj: Any, index: int, desired: str, big_numbers: bool = False
+) -> tuple[Any, tuple[str, str]]:
     """Object ``index`` of a large review, unchanged (what the webhook's walk of a large review
     converts one object at a time)."""
     kind = str(obj.get("kind", "")) if isinstance(obj, dict) else ""
@@ -92,8 +97,10 @@ def converted_with_direction(obj: Any, index: int, desired: str, big_numbers: bo
 def main(argv: list[str] | None = None) -> int:
     # The routes (and the walk of a large ConversionReview) call the dispatch functions they
     # imported: replace those names.
-    for module, names in ((routes, {"review_admission": review_admission, "review_conversion": review_conversion}),
-                          (conversion_stream, {"converted_with_direction": converted_with_direction})):
+    for module, names in (
+        (routes, {"review_admission": review_admission, "review_conversion": review_conversion}),
+        (conversion_stream, {"converted_with_direction": converted_with_direction}),
+    ):
         missing = sorted(set(names) - set(vars(module)))
         assert not missing, f"{module.__name__} no longer has {missing}: the floor would convert"
         vars(module).update(names)

@@ -306,13 +306,21 @@ def run_loadgen(port: int, cafile: Path, spec_file: Path, out: Path, **kwargs: A
 
 
 def loaded_round(
-    server: ServerProcess, cafile: Path, spec_file: Path, out: Path, *, connections: int, duration: float,
+    server: ServerProcess,
+    cafile: Path,
+    spec_file: Path,
+    out: Path,
+    *,
+    connections: int,
+    duration: float,
     cpus: set[int] | None = None,
 ) -> dict[str, Any]:
     """One closed-loop run of the load generator (on ``cpus``) against a one-process server: its
     summary, with the server's CPU time per answered request (``cpu_ms_per_request``)."""
     before = cpu_seconds(server.pid)
-    got = run_loadgen(server.port, cafile, spec_file, out, connections=connections, duration=duration, cpus=cpus)
+    got = run_loadgen(
+        server.port, cafile, spec_file, out, connections=connections, duration=duration, cpus=cpus
+    )
     cpu = cpu_seconds(server.pid) - before
     got["cpu_ms_per_request"] = cpu / got["ok"] * 1000 if got["ok"] else 0.0
     return got

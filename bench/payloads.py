@@ -308,7 +308,12 @@ def dcd_update() -> Doc:
     status = {
         "observedGeneration": 3,
         "conditions": [
-            {"type": "Available", "status": "True", "reason": "DeploymentReady", "lastTransitionTime": UPDATED}
+            {
+                "type": "Available",
+                "status": "True",
+                "reason": "DeploymentReady",
+                "lastTransitionTime": UPDATED,
+            }
         ],
     }
     return update(stored(manifest(DCD_BETA), status=status), _scale_last_component)
@@ -341,7 +346,6 @@ def large_dgd_update() -> Doc:
     return update(migrated(alpha_dgd(large_alpha_dgd())), _scale_last_component)
 
 
-
 # --------------------------------------------------------------------------- stored objects per kind
 
 
@@ -365,7 +369,10 @@ def alpha_dcds() -> list[Doc]:
                 "kind": "DynamoComponentDeployment",
                 "metadata": {
                     "name": f"{name}-{svc.lower()}",
-                    "labels": {"nvidia.com/dynamo-graph-deployment-name": name, "nvidia.com/dynamo-component": svc},
+                    "labels": {
+                        "nvidia.com/dynamo-graph-deployment-name": name,
+                        "nvidia.com/dynamo-component": svc,
+                    },
                 },
                 "spec": {
                     **copy.deepcopy(spec),
@@ -377,7 +384,12 @@ def alpha_dcds() -> list[Doc]:
             status = {
                 "observedGeneration": 3,
                 "conditions": [
-                    {"type": "Available", "status": "True", "reason": "DeploymentReady", "lastTransitionTime": UPDATED}
+                    {
+                        "type": "Available",
+                        "status": "True",
+                        "reason": "DeploymentReady",
+                        "lastTransitionTime": UPDATED,
+                    }
                 ],
             }
             out.append(stored(dcd, status=status))
@@ -409,7 +421,9 @@ def alpha_dgdsas() -> list[Doc]:
 def alpha_dgdrs() -> list[Doc]:
     """The v1alpha1 DGDR fixtures as stored (profiling under way)."""
     status = {"state": "Profiling", "observedGeneration": 1}
-    return [stored(doc, generation=1, status=status) for doc in manifests(ALPHA, "DynamoGraphDeploymentRequest")]
+    return [
+        stored(doc, generation=1, status=status) for doc in manifests(ALPHA, "DynamoGraphDeploymentRequest")
+    ]
 
 
 #: The stored v1alpha1 objects of each convertible kind (their migrated forms go the other way).
@@ -436,7 +450,11 @@ def conversion_review(objects: int = 500, desired: str = BETA) -> Doc:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "ConversionReview",
-        "request": {"uid": "c0a1b2c3-0500-4000-8000-000000000500", "desiredAPIVersion": desired, "objects": out},
+        "request": {
+            "uid": "c0a1b2c3-0500-4000-8000-000000000500",
+            "desiredAPIVersion": desired,
+            "objects": out,
+        },
     }
 
 
@@ -458,7 +476,11 @@ def list_review(objects: int, desired: str = BETA) -> Doc:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "ConversionReview",
-        "request": {"uid": f"c0a1b2c3-0000-4000-8000-{objects:012d}", "desiredAPIVersion": desired, "objects": out},
+        "request": {
+            "uid": f"c0a1b2c3-0000-4000-8000-{objects:012d}",
+            "desiredAPIVersion": desired,
+            "objects": out,
+        },
     }
 
 
@@ -500,7 +522,11 @@ def encoded_conversion_review(objects: list[bytes], desired: str = BETA) -> byte
         {
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "ConversionReview",
-            "request": {"uid": "c0a1b2c3-1e40-4000-8000-000000000400", "desiredAPIVersion": desired, "objects": []},
+            "request": {
+                "uid": "c0a1b2c3-1e40-4000-8000-000000000400",
+                "desiredAPIVersion": desired,
+                "objects": [],
+            },
         }
     )
     return head[: -len(b"]}}")] + b",".join(objects) + b"]}}"

@@ -26,11 +26,17 @@ AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("validation rules (validation/)", ("validation/",)),
     ("defaulting rules (defaulting/)", ("defaulting/",)),
     ("conversion (conversion/)", ("conversion/",)),
-    ("JSON patch (app/review/reviews.py)", ("json_patch (app/review/reviews.py", "_diff (app/review/reviews.py")),
+    (
+        "JSON patch (app/review/reviews.py)",
+        ("json_patch (app/review/reviews.py", "_diff (app/review/reviews.py"),
+    ),
     ("review log line (logging)", ("logging/", "app/server/observability.py")),
     ("metrics (prometheus_client)", ("prometheus_client/",)),
     ("JSON decode + depth check", ("parse_json (app/review/reviews.py",)),
-    ("envelope + answer encoding (app/review/reviews.py, app/review/dispatch.py)", ("app/review/reviews.py", "app/review/dispatch.py")),
+    (
+        "envelope + answer encoding (app/review/reviews.py, app/review/dispatch.py)",
+        ("app/review/reviews.py", "app/review/dispatch.py"),
+    ),
     ("response write (HTTP + TLS)", ("RequestResponseCycle.send",)),
     ("request read (app/server/routes.py _read_body)", ("_read_body (app/server/routes.py",)),
     ("framework (Starlette/FastAPI routing, request objects)", ("starlette/", "fastapi/")),
@@ -67,15 +73,40 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         cafile = ensure_certs(work / "certs")
         body = payloads.dump(sc.build(), work / "body.json")
-        spec = write_spec(work / "spec.json", [{"name": sc.name, "path": sc.path, "body_file": str(body),
-                                                 "expect": sc.expect}])
+        spec = write_spec(
+            work / "spec.json",
+            [{"name": sc.name, "path": sc.path, "body_file": str(body), "expect": sc.expect}],
+        )
         with start_webhook(work / "certs", work) as server:
             run_loadgen(server.port, cafile, spec, work / "warm.json", connections=sc.connections, duration=2)
-            load = start_loadgen(server.port, cafile, spec, work / "load.json", connections=sc.connections,
-                                 duration=args.seconds + 2)
+            load = start_loadgen(
+                server.port,
+                cafile,
+                spec,
+                work / "load.json",
+                connections=sc.connections,
+                duration=args.seconds + 2,
+            )
             raw = work / "samples.txt"
-            subprocess.run([spy, "record", "-p", str(server.pid), "-d", str(int(args.seconds)), "-r", "250",
-                            "-f", "raw", "-o", str(raw)], check=False, capture_output=True, timeout=args.seconds + 60)
+            subprocess.run(
+                [
+                    spy,
+                    "record",
+                    "-p",
+                    str(server.pid),
+                    "-d",
+                    str(int(args.seconds)),
+                    "-r",
+                    "250",
+                    "-f",
+                    "raw",
+                    "-o",
+                    str(raw),
+                ],
+                check=False,
+                capture_output=True,
+                timeout=args.seconds + 60,
+            )
             summary = finish_loadgen(load, work / "load.json", timeout=args.seconds + 60)
         total, counts = categorize(raw)
     print(f"{sc.title}: {summary['rps']:.0f} req/s under profiling, {total} samples")

@@ -129,11 +129,11 @@ def _machine_section(rows: list[dict[str, Any]], seconds: float | None) -> list[
         f"`serve --workers {bench_machine.WORKERS}` (the default on two CPUs), not pinned, loaded by "
         f"{bench_machine.LOADGENS} load generator processes at once, not pinned either (each half the "
         f"connections): the servers and the clients share both CPUs, so the clients' CPU time is taken "
-        f"from the servers'. \"Per core\" is the pinned one-process webhook of the table above (its load "
+        f'from the servers\'. "Per core" is the pinned one-process webhook of the table above (its load '
         f"generator on the other CPU: the same two CPUs, one for the server and one for its client; a "
         f"ratio of 1 is two workers answering as much as one process with a CPU of its own), measured "
         f"again in rounds that alternate with the two-worker ones "
-        f"({bench_machine.ROUNDS} each): figures are the median round's, \"2 CPUs / per core\" the median "
+        f'({bench_machine.ROUNDS} each): figures are the median round\'s, "2 CPUs / per core" the median '
         f"of the rounds' throughput ratios. CPU ms/req is the server's processes' (supervisor and "
         f"workers) from /proc.{took}",
         "",
@@ -211,12 +211,20 @@ def verdicts(results: dict[str, Any], rows: list[dict[str, Any]]) -> list[tuple[
         what = f"{n}-object ConversionReview to {direction} over HTTPS, per object"
         if n > 1:  # one object's latency is the round trip's, not the object's
             got = row["lat_p50"] / n
-            out.append((f"{what} (p50 latency, one review at a time)", f"<= {limit:g} ms", f"{got:.3f} ms",
-                        got <= limit))
+            out.append(
+                (
+                    f"{what} (p50 latency, one review at a time)",
+                    f"<= {limit:g} ms",
+                    f"{got:.3f} ms",
+                    got <= limit,
+                )
+            )
         if sc.operator_ms is not None:
             cpu_limit = sc.operator_ms * share
             got = row["cpu_ms"] / n
-            wanted = f"<= {cpu_limit:.3f} ms ({share:.2g} of the operator's {sc.operator_ms:g} ms, {build} build)"
+            wanted = (
+                f"<= {cpu_limit:.3f} ms ({share:.2g} of the operator's {sc.operator_ms:g} ms, {build} build)"
+            )
             out.append((f"{what} (CPU)", wanted, f"{got:.3f} ms", got <= cpu_limit))
     large = results.get("large_reviews") or []
     if large:
@@ -231,7 +239,12 @@ def verdicts(results: dict[str, Any], rows: list[dict[str, Any]]) -> list[tuple[
     if "rss" in results:
         got = results["rss"]["webhook_steady_mib"]
         out.append(
-            ("webhook RSS, steady (end of run)", f"<= {TARGETS['rss_mib']:g} MiB", f"{got:.1f} MiB", got <= TARGETS["rss_mib"])
+            (
+                "webhook RSS, steady (end of run)",
+                f"<= {TARGETS['rss_mib']:g} MiB",
+                f"{got:.1f} MiB",
+                got <= TARGETS["rss_mib"],
+            )
         )
     return out
 
@@ -360,15 +373,15 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
         f"migrated objects are v1alpha1 manifests converted to v1beta1, carrying the payload annotation. "
         f"The webhook runs as deployed (log level info: one JSON log line per review). "
         f'"CPU ratio" is echo CPU time per request over the webhook\'s: the throughput ratio the two would '
-        f"reach with a core each, independent of other load on the machine. \"In-process dispatch\" is the "
-        f"CPU time of `review_admission` / `review_conversion` on the decoded review; \"HTTP+logging\" is the "
+        f'reach with a core each, independent of other load on the machine. "In-process dispatch" is the '
+        f'CPU time of `review_admission` / `review_conversion` on the decoded review; "HTTP+logging" is the '
         f"rest of the webhook's CPU per request (TLS, HTTP, JSON decode, metrics, the log line). "
         f'"Floor" is the same server with the rules taken out (`bench/floor_server.py`: the review is '
         f"read, decoded and checked as deployed, then allowed, or its objects returned unchanged; counted "
         f"and logged): its CPU ratio is the most any rule set can reach, so a throughput target above "
         f"the floor ratio needs a cheaper HTTP layer, not cheaper rules. Beside each CPU target: the "
         f"floor ratio, and what the rules cost per request (webhook less floor) against what they may "
-        f"cost at the target (echo's CPU over the target ratio, less the floor). \"2 CPUs\": the whole "
+        f'cost at the target (echo\'s CPU over the target ratio, less the floor). "2 CPUs": the whole '
         f"machine, below.",
         "",
         table(results, rows),
@@ -411,7 +424,8 @@ def report(results: dict[str, Any], rows: list[dict[str, Any]], out: Path, has_c
             "|---|---|---:|---:|",
         ]
         lines += [
-            f"| {c['kind']} | {c['direction']} | {c['objects']} | {c['ms_per_object']:.4f} |" for c in ip["conversion"]
+            f"| {c['kind']} | {c['direction']} | {c['objects']} | {c['ms_per_object']:.4f} |"
+            for c in ip["conversion"]
         ]
     if results.get("large_reviews"):
         lines += [

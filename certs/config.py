@@ -146,7 +146,9 @@ def has_conversion_webhook(crd: Mapping[str, Any]) -> bool:
     conversion = (crd.get("spec") or {}).get("conversion") or {}
     webhook = conversion.get("webhook") or {}
     client_config = webhook.get("clientConfig") or {}
-    return conversion.get("strategy") == "Webhook" and bool(client_config.get("service") or client_config.get("url"))
+    return conversion.get("strategy") == "Webhook" and bool(
+        client_config.get("service") or client_config.get("url")
+    )
 
 
 def other_converter(crd: Mapping[str, Any], namespace: str, service_name: str) -> str | None:

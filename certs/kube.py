@@ -83,7 +83,11 @@ def _load_file(path: str, context: str | None, configuration: k8s_client.Configu
     try:
         _load_kube_config(config_file=path, context=context, client_configuration=configuration)
     except yaml.MarkedYAMLError as exc:
-        where = f" (line {exc.problem_mark.line + 1}, column {exc.problem_mark.column + 1})" if exc.problem_mark else ""
+        where = (
+            f" (line {exc.problem_mark.line + 1}, column {exc.problem_mark.column + 1})"
+            if exc.problem_mark
+            else ""
+        )
         raise ConfigException(f"kubeconfig {path}: not valid YAML: {exc.problem}{where}") from exc
     except (yaml.YAMLError, OSError) as exc:
         raise ConfigException(f"kubeconfig {path}: {exc}") from exc
@@ -155,11 +159,18 @@ class Kube:
         self.server = server_name(host) if isinstance(host, str) and host else ""
 
     def _unreachable(self, exc: BaseException) -> ApiError:
-        return ApiError(0, type(exc).__name__, transport_failure(exc, self.server or "(unknown)"), server=self.server)
+        return ApiError(
+            0, type(exc).__name__, transport_failure(exc, self.server or "(unknown)"), server=self.server
+        )
 
     def _answered(self, status: int, reason: str, parsed: JsonObj) -> ApiError:
-        return ApiError(status, str(parsed.get("reason") or reason or "Error"), str(parsed.get("message", "")),
-                        parsed, server=self.server)
+        return ApiError(
+            status,
+            str(parsed.get("reason") or reason or "Error"),
+            str(parsed.get("message", "")),
+            parsed,
+            server=self.server,
+        )
 
     def _send(
         self,
@@ -187,7 +198,9 @@ class Kube:
             raise self._unreachable(exc) from exc
         except k8s_client.ApiException as exc:
             parsed = _parse(exc.body.encode() if isinstance(exc.body, str) else exc.body or b"")
-            raise self._answered(exc.status or 0, str(exc.reason or ""), parsed or {"message": str(exc.body or "")}) from exc
+            raise self._answered(
+                exc.status or 0, str(exc.reason or ""), parsed or {"message": str(exc.body or "")}
+            ) from exc
 
     def request(
         self,
@@ -284,8 +297,12 @@ class Kube:
                 kind = str(event.get("type", ""))
                 obj = event.get("object") or {}
                 if kind == "ERROR":
-                    raise ApiError(int(obj.get("code", 500)), str(obj.get("reason", "")), str(obj.get("message", "")),
-                                   server=self.server)
+                    raise ApiError(
+                        int(obj.get("code", 500)),
+                        str(obj.get("reason", "")),
+                        str(obj.get("message", "")),
+                        server=self.server,
+                    )
                 yield kind, obj
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
             raise self._unreachable(exc) from exc

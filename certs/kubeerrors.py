@@ -34,8 +34,9 @@ class ApiError(Exception):
 
     ``server`` is the API server's ``host:port`` when known."""
 
-    def __init__(self, status: int, reason: str, message: str = "", body: JsonObj | None = None,
-                 server: str = "") -> None:
+    def __init__(
+        self, status: int, reason: str, message: str = "", body: JsonObj | None = None, server: str = ""
+    ) -> None:
         self.status = status
         self.reason = reason
         self.message = message
@@ -102,12 +103,18 @@ def _first(chain: list[BaseException], kind: type[BaseException] | tuple[type[Ba
 def _tls_reason(err: BaseException) -> str:
     if isinstance(err, ssl.SSLCertVerificationError):
         detail = err.verify_message or "certificate verify failed"
-        return (f"TLS certificate verification failed: {detail} (the kubeconfig's certificate-authority does "
-                "not sign the server's certificate, or the certificate does not name the server)")
+        return (
+            f"TLS certificate verification failed: {detail} (the kubeconfig's certificate-authority does "
+            "not sign the server's certificate, or the certificate does not name the server)"
+        )
     text = getattr(err, "reason", None) or str(err)
     if isinstance(err, ssl.SSLEOFError) or "EOF" in str(text):
         return "the server closed the connection during the TLS handshake (EOF)"
-    if "WRONG_VERSION_NUMBER" in str(err) or "record layer failure" in str(err) or text == "WRONG_VERSION_NUMBER":
+    if (
+        "WRONG_VERSION_NUMBER" in str(err)
+        or "record layer failure" in str(err)
+        or text == "WRONG_VERSION_NUMBER"
+    ):
         return "TLS handshake failed: the server does not speak TLS (is it an http:// address?)"
     if isinstance(err, ssl.SSLError):
         return f"TLS handshake failed: {err.reason or err}"
@@ -129,13 +136,18 @@ def transport_failure(exc: BaseException, server: str) -> str:
     if tls is not None:
         return f"{unable}: {_tls_reason(tls)}"
     # urllib3's NewConnectionError is a ConnectTimeoutError too (for old callers): not a timeout.
-    if any(isinstance(e, urllib3.exceptions.ConnectTimeoutError)
-           and not isinstance(e, urllib3.exceptions.NewConnectionError) for e in chain):
+    if any(
+        isinstance(e, urllib3.exceptions.ConnectTimeoutError)
+        and not isinstance(e, urllib3.exceptions.NewConnectionError)
+        for e in chain
+    ):
         return f"{unable}: timed out connecting"
     if _first(chain, (urllib3.exceptions.ReadTimeoutError, TimeoutError)) is not None:
         return f"{unable}: timed out waiting for an answer"
-    if _first(chain, (ConnectionResetError, ConnectionAbortedError, BrokenPipeError,
-                      urllib3.exceptions.ProtocolError)) is not None or _is_eof(chain):
+    if _first(
+        chain,
+        (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, urllib3.exceptions.ProtocolError),
+    ) is not None or _is_eof(chain):
         return f"{unable}: the server closed the connection without an answer (EOF)"
     oserror = _first(chain, OSError)
     if oserror is not None and oserror.strerror:
@@ -181,5 +193,8 @@ def warn_insecure(server: str) -> None:
         if _insecure_warned:
             return
         _insecure_warned = True
-    log.warning("warning: the API server %s is used without checking its certificate "
-                "(insecure-skip-tls-verify in the kubeconfig)", server)
+    log.warning(
+        "warning: the API server %s is used without checking its certificate "
+        "(insecure-skip-tls-verify in the kubeconfig)",
+        server,
+    )

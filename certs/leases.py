@@ -97,7 +97,12 @@ class NamespaceScope:
         if self._informer is None or self._informer.synced:
             return True, ""
         error = self._informer.last_error
-        return False, f"namespace-scope Leases not listed yet: {error}" if error else "namespace-scope Leases not listed yet"
+        return (
+            False,
+            f"namespace-scope Leases not listed yet: {error}"
+            if error
+            else "namespace-scope Leases not listed yet",
+        )
 
     def is_excluded(self, namespace: str) -> bool:
         with self._lock:

@@ -65,6 +65,7 @@ from certs.leader import WriterLease
 
 log = logging.getLogger(__name__)
 
+
 def _previous_expiries(ca_pem: bytes) -> list[dt.datetime]:
     """When each previous CA kept behind the signing CA in ``ca.crt`` expires."""
     try:

@@ -51,7 +51,6 @@ PROBE = "*core/v1.Probe"
 RESOURCES = "core/v1.ResourceRequirements"
 
 
-
 def container_is_empty(c: dict[str, Any] | None) -> bool:
     """``containerIsEmpty``: nothing but (possibly) a name."""
     return c is None or goview.is_zero(CONTAINER, c, skip="name")

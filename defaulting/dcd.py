@@ -19,7 +19,9 @@ from gocompat.typed import Struct
 __all__ = ["default_hub"]
 
 
-def default_hub(obj: JSONObject, operation: Operation, settings: AdmissionSettings | None = None) -> JSONObject:
+def default_hub(
+    obj: JSONObject, operation: Operation, settings: AdmissionSettings | None = None
+) -> JSONObject:
     """Default a v1beta1 DCD; returns ``obj`` itself when nothing changes (no setting is involved)."""
     if operation != "CREATE":
         return obj

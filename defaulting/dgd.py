@@ -140,7 +140,9 @@ def default_hub(obj: JSONObject, operation: Operation, settings: AdmissionSettin
             # A null list entry decodes as an empty component, which is defaulted like any other
             # (the API server refuses such a list before any webhook sees it).
             new_components = [
-                _default_component({} if c is None else c, provider) if isinstance(c, dict) or c is None else c
+                _default_component({} if c is None else c, provider)
+                if isinstance(c, dict) or c is None
+                else c
                 for c in components
             ]
             if any(n is not o for n, o in zip(new_components, components, strict=True)):

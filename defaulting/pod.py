@@ -23,7 +23,6 @@ from domain.constants import (
 __all__ = ["mutate"]
 
 
-
 def _allowed(reason: str) -> Decision:
     return Decision(True, {"code": 200, "message": reason})
 

@@ -25,7 +25,9 @@ def manifest(name: str) -> dict[str, Any]:
     return doc
 
 
-def admission(obj: dict[str, Any], operation: str, uid: str, old: dict[str, Any] | None = None) -> dict[str, Any]:
+def admission(
+    obj: dict[str, Any], operation: str, uid: str, old: dict[str, Any] | None = None
+) -> dict[str, Any]:
     group, _, version = obj["apiVersion"].rpartition("/")
     gvk = {"group": group, "version": version, "kind": obj["kind"]}
     resource = obj["kind"].lower() + "s"
@@ -78,33 +80,72 @@ def documents() -> dict[Path, str]:
     dgdr = manifest("dgdr-v1beta1.yaml")
     model = manifest("dynamomodel-lora.yaml")
     dgdsa = manifest("dgdsa-v1beta1.yaml")
-    stored = {"uid": "0c5d3c55-9d8e-4b43-a8c3-4f1b2b6a1f10", "resourceVersion": "4711", "generation": 1,
-              "creationTimestamp": "2026-11-01T10:00:00Z"}
+    stored = {
+        "uid": "0c5d3c55-9d8e-4b43-a8c3-4f1b2b6a1f10",
+        "resourceVersion": "4711",
+        "generation": 1,
+        "creationTimestamp": "2026-11-01T10:00:00Z",
+    }
 
-    write("admission/dgd-v1beta1-create.json", admission(dgd, "CREATE", "e7a3c1c2-0001-4000-8000-000000000001"))
-    write("admission/dgd-v1alpha1-create.json", admission(dgd_alpha, "CREATE", "e7a3c1c2-0002-4000-8000-000000000002"))
+    write(
+        "admission/dgd-v1beta1-create.json", admission(dgd, "CREATE", "e7a3c1c2-0001-4000-8000-000000000001")
+    )
+    write(
+        "admission/dgd-v1alpha1-create.json",
+        admission(dgd_alpha, "CREATE", "e7a3c1c2-0002-4000-8000-000000000002"),
+    )
     changed = copy.deepcopy(with_meta(dgd, **stored))
     changed["spec"]["backendFramework"] = "sglang"
     old = with_meta(dgd, **stored)
     old["spec"]["backendFramework"] = "vllm"
-    write("admission/dgd-v1beta1-update-backend.json",
-          admission(changed, "UPDATE", "e7a3c1c2-0003-4000-8000-000000000003", old))
-    write("admission/dcd-v1beta1-create.json", admission(dcd, "CREATE", "e7a3c1c2-0004-4000-8000-000000000004"))
-    write("admission/dgdr-v1beta1-create.json", admission(dgdr, "CREATE", "e7a3c1c2-0005-4000-8000-000000000005"))
-    write("admission/dynamomodel-create.json", admission(model, "CREATE", "e7a3c1c2-0006-4000-8000-000000000006"))
-    write("admission/dgdsa-v1beta1-create.json", admission(dgdsa, "CREATE", "e7a3c1c2-0007-4000-8000-000000000007"))
+    write(
+        "admission/dgd-v1beta1-update-backend.json",
+        admission(changed, "UPDATE", "e7a3c1c2-0003-4000-8000-000000000003", old),
+    )
+    write(
+        "admission/dcd-v1beta1-create.json", admission(dcd, "CREATE", "e7a3c1c2-0004-4000-8000-000000000004")
+    )
+    write(
+        "admission/dgdr-v1beta1-create.json",
+        admission(dgdr, "CREATE", "e7a3c1c2-0005-4000-8000-000000000005"),
+    )
+    write(
+        "admission/dynamomodel-create.json",
+        admission(model, "CREATE", "e7a3c1c2-0006-4000-8000-000000000006"),
+    )
+    write(
+        "admission/dgdsa-v1beta1-create.json",
+        admission(dgdsa, "CREATE", "e7a3c1c2-0007-4000-8000-000000000007"),
+    )
 
-    write("conversion/dgd-to-v1beta1.json",
-          conversion([with_meta(dgd_alpha, **stored), with_meta(disagg, **stored)], "nvidia.com/v1beta1",
-                     "c0a1b2c3-0001-4000-8000-000000000001"))
-    write("conversion/dgd-to-v1alpha1.json",
-          conversion([with_meta(dgd, **stored)], "nvidia.com/v1alpha1", "c0a1b2c3-0002-4000-8000-000000000002"))
-    write("conversion/dcd-to-v1alpha1.json",
-          conversion([with_meta(dcd, **stored)], "nvidia.com/v1alpha1", "c0a1b2c3-0003-4000-8000-000000000003"))
-    write("conversion/dgdr-to-v1alpha1.json",
-          conversion([with_meta(dgdr, **stored)], "nvidia.com/v1alpha1", "c0a1b2c3-0004-4000-8000-000000000004"))
-    write("conversion/dgdsa-to-v1alpha1.json",
-          conversion([with_meta(dgdsa, **stored)], "nvidia.com/v1alpha1", "c0a1b2c3-0005-4000-8000-000000000005"))
+    write(
+        "conversion/dgd-to-v1beta1.json",
+        conversion(
+            [with_meta(dgd_alpha, **stored), with_meta(disagg, **stored)],
+            "nvidia.com/v1beta1",
+            "c0a1b2c3-0001-4000-8000-000000000001",
+        ),
+    )
+    write(
+        "conversion/dgd-to-v1alpha1.json",
+        conversion([with_meta(dgd, **stored)], "nvidia.com/v1alpha1", "c0a1b2c3-0002-4000-8000-000000000002"),
+    )
+    write(
+        "conversion/dcd-to-v1alpha1.json",
+        conversion([with_meta(dcd, **stored)], "nvidia.com/v1alpha1", "c0a1b2c3-0003-4000-8000-000000000003"),
+    )
+    write(
+        "conversion/dgdr-to-v1alpha1.json",
+        conversion(
+            [with_meta(dgdr, **stored)], "nvidia.com/v1alpha1", "c0a1b2c3-0004-4000-8000-000000000004"
+        ),
+    )
+    write(
+        "conversion/dgdsa-to-v1alpha1.json",
+        conversion(
+            [with_meta(dgdsa, **stored)], "nvidia.com/v1alpha1", "c0a1b2c3-0005-4000-8000-000000000005"
+        ),
+    )
     return out
 
 

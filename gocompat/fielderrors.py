@@ -172,9 +172,7 @@ def _go_json(value: Any) -> str:
         return "{" + ",".join(f"{_go_json(str(k))}:{_go_json(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(_go_json(v) for v in value) + "]"
-    return go_json_text(
-        json.dumps(value, ensure_ascii=False, default=_json_default, separators=(",", ":"))
-    )
+    return go_json_text(json.dumps(value, ensure_ascii=False, default=_json_default, separators=(",", ":")))
 
 
 def render_value(value: Any) -> str:

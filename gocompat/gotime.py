@@ -84,7 +84,9 @@ def _civil_from_days(z: int) -> tuple[int, int, int]:
     return yoe + era * 400 + (m <= 2), m, d
 
 
-_SCALE: Final[tuple[int, ...]] = tuple(int(10 ** (10 - n)) for n in range(11))  # by bytes read, the separator included
+_SCALE: Final[tuple[int, ...]] = tuple(
+    int(10 ** (10 - n)) for n in range(11)
+)  # by bytes read, the separator included
 
 
 def _nanoseconds(b: bytes, n: int) -> int:
@@ -136,7 +138,9 @@ def go_time(s: str, micro: bool = False) -> str:
             raise cannot(c, at)
         return at[1:]
 
-    def number(elem: bytes, at: bytes, fixed: bool, what: str = "", lo: int = 0, hi: int = 0) -> tuple[int, bytes]:
+    def number(
+        elem: bytes, at: bytes, fixed: bool, what: str = "", lo: int = 0, hi: int = 0
+    ) -> tuple[int, bytes]:
         """The element's number (``what`` and its bounds: checked at once), and the rest."""
         n = _getnum(at, fixed)
         if n < 0:

@@ -16,15 +16,27 @@ _TRUE = frozenset(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", 
 _FALSE = frozenset(("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"))
 _NULL = frozenset(("", "~", "null", "Null", "NULL"))
 _SPECIAL_FLOATS = {
-    ".nan": math.nan, ".NaN": math.nan, ".NAN": math.nan,
-    ".inf": math.inf, ".Inf": math.inf, ".INF": math.inf,
-    "+.inf": math.inf, "+.Inf": math.inf, "+.INF": math.inf,
-    "-.inf": -math.inf, "-.Inf": -math.inf, "-.INF": -math.inf,
+    ".nan": math.nan,
+    ".NaN": math.nan,
+    ".NAN": math.nan,
+    ".inf": math.inf,
+    ".Inf": math.inf,
+    ".INF": math.inf,
+    "+.inf": math.inf,
+    "+.Inf": math.inf,
+    "+.INF": math.inf,
+    "-.inf": -math.inf,
+    "-.Inf": -math.inf,
+    "-.INF": -math.inf,
 }
 _YAML_STYLE_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
 _GO_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+\.?[0-9]*)([eE][-+]?[0-9]+)?\Z")
-_DIGITS = {2: frozenset("01"), 8: frozenset("01234567"), 10: frozenset("0123456789"),
-           16: frozenset("0123456789abcdefABCDEF")}
+_DIGITS = {
+    2: frozenset("01"),
+    8: frozenset("01234567"),
+    10: frozenset("0123456789"),
+    16: frozenset("0123456789abcdefABCDEF"),
+}
 _MAX_INT64 = 2**63 - 1
 _MAX_UINT64 = 2**64 - 1
 

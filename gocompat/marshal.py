@@ -80,7 +80,9 @@ def _filler(n: _Node) -> Filler:
 
 def _filler_of(n: _Node) -> Filler:
     found = _FILLERS.get(n)
-    return _filler(n) if found is None else _Deferred(n) if found is _AS_IS and isinstance(n, _Struct) else found
+    return (
+        _filler(n) if found is None else _Deferred(n) if found is _AS_IS and isinstance(n, _Struct) else found
+    )
 
 
 class _Deferred:

@@ -87,7 +87,9 @@ class Struct:
         self.go = go
         self.by_name = {f.name: f for f in self.fields}
         #: each field's place in Go's encoding (of the whole Kubernetes type when ``go`` names one)
-        self.rank = goview.field_order(go) if go is not None else {f.name: i for i, f in enumerate(self.fields)}
+        self.rank = (
+            goview.field_order(go) if go is not None else {f.name: i for i, f in enumerate(self.fields)}
+        )
 
     def __repr__(self) -> str:
         return f"Struct({[f.name for f in self.fields]!r})"

@@ -288,7 +288,9 @@ def _node_struct_check(n: _Struct) -> Check:
         fields[name] = (_node_check(f.node), left_out)
     # the names its whole encoding writes even when its typed view lacks them
     required = tuple(
-        name for name, f in n.fields.items() if not f.drop_zero and not (f.drop_empty and _empty(f.node, _zero(f.node)))
+        name
+        for name, f in n.fields.items()
+        if not f.drop_zero and not (f.drop_empty and _empty(f.node, _zero(f.node)))
     )
 
     return _members_check(fields, required)

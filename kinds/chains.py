@@ -31,7 +31,9 @@ def _terminating(obj: JSONObject | None) -> bool:
     return isinstance(meta, dict) and bool(meta.get("deletionTimestamp"))
 
 
-def validate(registry: Registry, inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
+def validate(
+    registry: Registry, inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False
+) -> Decision:
     """Answer one validating admission request (``spec_decodes``: see :func:`kinds.validate`)."""
     kind = registry.get(inp.kind.group, inp.kind.kind)
     if kind is None or kind.validator is None or inp.sub_resource:

@@ -42,7 +42,9 @@ class HubDefaulter(Protocol):
     """A kind's defaults, on an object in the hub version: the defaulted object (a new dict), or
     the very object it was given when nothing changes."""
 
-    def __call__(self, obj: JSONObject, operation: Operation, settings: AdmissionSettings, /) -> JSONObject: ...
+    def __call__(
+        self, obj: JSONObject, operation: Operation, settings: AdmissionSettings, /
+    ) -> JSONObject: ...
 
 
 class Converter(Protocol):

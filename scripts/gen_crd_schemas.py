@@ -29,9 +29,7 @@ def _strip(node: Any, in_properties: bool = False) -> Any:
     """The schema without ``description`` keywords (a property named ``description`` stays)."""
     if isinstance(node, dict):
         return {
-            k: _strip(v, k == "properties")
-            for k, v in node.items()
-            if in_properties or k != "description"
+            k: _strip(v, k == "properties") for k, v in node.items() if in_properties or k != "description"
         }
     if isinstance(node, list):
         return [_strip(v) for v in node]
@@ -58,13 +56,15 @@ def catalogue(crd_dir: Path = CRD_DIR) -> list[dict[str, Any]]:
         crd = yaml.load(path.read_text(), Loader=_Loader)
         spec = crd["spec"]
         kind, group = spec["names"]["kind"], spec["group"]
-        kinds.append({
-            "kind": kind,
-            "group": group,
-            "plural": spec["names"]["plural"],
-            "namespaced": spec["scope"] == "Namespaced",
-            "versions": [_version(v, kind, group) for v in spec["versions"]],
-        })
+        kinds.append(
+            {
+                "kind": kind,
+                "group": group,
+                "plural": spec["names"]["plural"],
+                "namespaced": spec["scope"] == "Namespaced",
+                "versions": [_version(v, kind, group) for v in spec["versions"]],
+            }
+        )
     return kinds
 
 

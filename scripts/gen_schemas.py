@@ -76,7 +76,9 @@ class GoTypes:
         path = f"{self.module}/api/{version}"
         t = self.tables
         t.add_roots([(path, kind)])
-        self.nodes.register(SimpleNamespace(STRUCTS=t.structs, NAMED=t.named, SPECIAL=t.special, PACKAGES=t.packages))
+        self.nodes.register(
+            SimpleNamespace(STRUCTS=t.structs, NAMED=t.named, SPECIAL=t.special, PACKAGES=t.packages)
+        )
         return self.nodes.node(t.qualify(path, kind))
 
 
@@ -104,7 +106,9 @@ def go_skeleton(node: Any, struct: str, path: list[str]) -> dict[str, Any]:
         node = node.elem
     where = f"{struct}.{'.'.join(path)}"
     if isinstance(node, nodes._Struct):
-        props = {name: go_skeleton(f.node, node.name, [*path, *f.via, name]) for name, f in node.fields.items()}
+        props = {
+            name: go_skeleton(f.node, node.name, [*path, *f.via, name]) for name, f in node.fields.items()
+        }
         return {"t": "object", "p": props}
     if isinstance(node, nodes._Slice):
         return {"t": "array", "i": go_skeleton(node.elem, struct, path)}

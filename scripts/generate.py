@@ -50,7 +50,9 @@ try:
     import gen_gotypes
     import goparse
 except ModuleNotFoundError as missing:  # PyYAML: the venv of scripts/bootstrap has it
-    sys.exit(f"generate: no module {missing.name} in {sys.executable} (run scripts/bootstrap, which makes .venv)")
+    sys.exit(
+        f"generate: no module {missing.name} in {sys.executable} (run scripts/bootstrap, which makes .venv)"
+    )
 
 MANIFEST = ROOT / "scripts" / "generated.sums"
 MANIFEST_HEADER = (
@@ -92,7 +94,9 @@ def rel(path: Path) -> str:
 
 
 def file_hashes(*patterns: str) -> dict[str, str]:
-    return {rel(p): sha(p.read_bytes()) for pattern in patterns for p in sorted(ROOT.glob(pattern)) if p.is_file()}
+    return {
+        rel(p): sha(p.read_bytes()) for pattern in patterns for p in sorted(ROOT.glob(pattern)) if p.is_file()
+    }
 
 
 # --------------------------------------------------------------------------- the operator checkout
@@ -226,14 +230,20 @@ def always(opts: Options) -> str | None:
 
 
 def helm_docs_version() -> str:
-    m = re.search(r"^HELM_DOCS_VERSION=\$\{HELM_DOCS_VERSION:-(\S+)\}$", (ROOT / "scripts" / "kube-testenv").read_text(), re.M)
+    m = re.search(
+        r"^HELM_DOCS_VERSION=\$\{HELM_DOCS_VERSION:-(\S+)\}$",
+        (ROOT / "scripts" / "kube-testenv").read_text(),
+        re.M,
+    )
     if m is None:
         raise Failure("scripts/kube-testenv: no HELM_DOCS_VERSION default")
     return m.group(1)
 
 
 def chart_inputs() -> dict[str, str]:
-    out = file_hashes("scripts/chart-readme", "charts/*/README.md.gotmpl", "charts/*/values.yaml", "charts/*/Chart.yaml")
+    out = file_hashes(
+        "scripts/chart-readme", "charts/*/README.md.gotmpl", "charts/*/values.yaml", "charts/*/Chart.yaml"
+    )
     out[f"helm-docs {helm_docs_version()}"] = sha(helm_docs_version().encode())
     return out
 
@@ -244,12 +254,16 @@ def helm_docs(build: bool) -> Path | None:
         return Path(os.environ["HELM_DOCS"])
     env = {k: v for k, v in os.environ.items() if k != "HELM_DOCS_VERSION"}
     args = ["--helm-docs"] if build else ["--check"]
-    out = subprocess.run([str(ROOT / "scripts" / "kube-testenv"), *args], capture_output=True, text=True, env=env, check=False)
+    out = subprocess.run(
+        [str(ROOT / "scripts" / "kube-testenv"), *args], capture_output=True, text=True, env=env, check=False
+    )
     found = Path(out.stdout.strip() or "/nonexistent") / "helm-docs"
     if out.returncode == 0 and os.access(found, os.X_OK):
         return found
     if build:
-        raise Failure(f"scripts/kube-testenv --helm-docs failed: {(out.stderr.strip().splitlines() or ['?'])[-1]}")
+        raise Failure(
+            f"scripts/kube-testenv --helm-docs failed: {(out.stderr.strip().splitlines() or ['?'])[-1]}"
+        )
     return None
 
 
@@ -268,11 +282,19 @@ def make_chart(opts: Options) -> dict[Path, str]:
         shutil.copytree(ROOT / "charts", copy)
         for readme in copy.glob("*/README.md"):
             readme.unlink()
-        done = subprocess.run([str(ROOT / "scripts" / "chart-readme"), str(copy)], capture_output=True, text=True,
-                              env={**os.environ, "HELM_DOCS": str(tool)}, check=False)
+        done = subprocess.run(
+            [str(ROOT / "scripts" / "chart-readme"), str(copy)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HELM_DOCS": str(tool)},
+            check=False,
+        )
         if done.returncode != 0:
             raise Failure(f"scripts/chart-readme failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
-        return {ROOT / "charts" / p.parent.name / "README.md": p.read_text() for p in sorted(copy.glob("*/README.md"))}
+        return {
+            ROOT / "charts" / p.parent.name / "README.md": p.read_text()
+            for p in sorted(copy.glob("*/README.md"))
+        }
 
 
 # --------------------------------------------------------------------------- the generators
@@ -280,12 +302,29 @@ def make_chart(opts: Options) -> dict[Path, str]:
 GENERATORS = (
     Generator("crds", "scripts/gen_crd_schemas.py", WRITE_ALL, dict, False, always, make_crds),
     Generator("examples", "examples/generate.py", WRITE_ALL, dict, False, always, make_examples),
-    Generator("gotypes", "scripts/gen_gotypes.py", WRITE_GO,
-              lambda: file_hashes("scripts/gen_gotypes.py", "scripts/goparse.py"), False, gotypes_unavailable, make_gotypes),
-    Generator("schemas", "scripts/gen_schemas.py", WRITE_GO,
-              lambda: file_hashes("scripts/gen_schemas.py", "scripts/gen_gotypes.py", "scripts/goparse.py",
-                                  "tests/fixtures/crds/*.yaml"),
-              True, schemas_unavailable, make_schemas),
+    Generator(
+        "gotypes",
+        "scripts/gen_gotypes.py",
+        WRITE_GO,
+        lambda: file_hashes("scripts/gen_gotypes.py", "scripts/goparse.py"),
+        False,
+        gotypes_unavailable,
+        make_gotypes,
+    ),
+    Generator(
+        "schemas",
+        "scripts/gen_schemas.py",
+        WRITE_GO,
+        lambda: file_hashes(
+            "scripts/gen_schemas.py",
+            "scripts/gen_gotypes.py",
+            "scripts/goparse.py",
+            "tests/fixtures/crds/*.yaml",
+        ),
+        True,
+        schemas_unavailable,
+        make_schemas,
+    ),
     Generator("chart", "scripts/chart-readme", WRITE_ALL, chart_inputs, False, chart_unavailable, make_chart),
 )
 
@@ -314,7 +353,9 @@ def write_manifest(records: dict[str, Record]) -> None:
         if record is None:
             continue
         for role in ("in", "ext", "out"):
-            lines.extend(f"{gen.name} {role} {digest} {what}\n" for what, digest in sorted(record[role].items()))
+            lines.extend(
+                f"{gen.name} {role} {digest} {what}\n" for what, digest in sorted(record[role].items())
+            )
     text = "".join(lines)
     if not MANIFEST.is_file() or MANIFEST.read_text() != text:
         MANIFEST.write_text(text)
@@ -351,7 +392,9 @@ def generate(opts: Options) -> int:
     return 0
 
 
-def check_generator(gen: Generator, opts: Options, record: Record | None) -> tuple[dict[str, str], str | None]:
+def check_generator(
+    gen: Generator, opts: Options, record: Record | None
+) -> tuple[dict[str, str], str | None]:
     """(problems by path, why only the hashes were compared or None)."""
     if record is None:
         return {rel(MANIFEST): f"{rel(MANIFEST)}: no entry for {gen.writer}; run: {gen.fix}"}, None
@@ -361,22 +404,39 @@ def check_generator(gen: Generator, opts: Options, record: Record | None) -> tup
         made = gen.make(opts)
         for path, text in made.items():
             if not path.is_file() or path.read_text() != text:
-                problems[rel(path)] = f"{rel(path)}: not what {gen.writer} makes from its inputs; run: {gen.fix}"
+                problems[rel(path)] = (
+                    f"{rel(path)}: not what {gen.writer} makes from its inputs; run: {gen.fix}"
+                )
         for old in set(record["out"]) - {rel(p) for p in made}:
-            problems.setdefault(old, f"{old}: recorded in {rel(MANIFEST)} but {gen.writer} no longer writes it; run: {gen.fix}")
-    if gen.external and opts.operator is not None and record["ext"].get("operator") != operator_hash(opts.operator):
-        problems["operator"] = (f"{rel(MANIFEST)}: the recorded hash of the operator's API (api/, go.mod pins) is"
-                                f" not that of {opts.operator}; run: {gen.fix}")
+            problems.setdefault(
+                old,
+                f"{old}: recorded in {rel(MANIFEST)} but {gen.writer} no longer writes it; run: {gen.fix}",
+            )
+    if (
+        gen.external
+        and opts.operator is not None
+        and record["ext"].get("operator") != operator_hash(opts.operator)
+    ):
+        problems["operator"] = (
+            f"{rel(MANIFEST)}: the recorded hash of the operator's API (api/, go.mod pins) is"
+            f" not that of {opts.operator}; run: {gen.fix}"
+        )
     current = gen.inputs()
     for what in sorted(set(current) | set(record["in"])):
         if current.get(what) != record["in"].get(what):
-            problems.setdefault(what, f"{what}: changed since {gen.writer} wrote its files (its hash in {rel(MANIFEST)}"
-                                      f" differs); run: {gen.fix}")
+            problems.setdefault(
+                what,
+                f"{what}: changed since {gen.writer} wrote its files (its hash in {rel(MANIFEST)}"
+                f" differs); run: {gen.fix}",
+            )
     for what, digest in sorted(record["out"].items()):
         path = ROOT / what
         if not path.is_file() or sha(path.read_bytes()) != digest:
-            problems.setdefault(what, f"{what}: not the file {gen.writer} wrote (its hash in {rel(MANIFEST)} differs);"
-                                      f" run: {gen.fix}")
+            problems.setdefault(
+                what,
+                f"{what}: not the file {gen.writer} wrote (its hash in {rel(MANIFEST)} differs);"
+                f" run: {gen.fix}",
+            )
     return problems, reason
 
 
@@ -413,14 +473,21 @@ def parser() -> argparse.ArgumentParser:
         "are; gocompat/tables_*.py are written when the pinned Go modules are in the module cache; the chart's README "
         "when helm-docs is built or Go can build it (scripts/kube-testenv --helm-docs). See scripts/generate.py.",
     )
-    p.add_argument("--check", action="store_true",
-                   help="write nothing; compare every generated file with what its generator makes (where its tools "
-                   "and inputs are here), else with the hashes recorded in scripts/generated.sums; exit 1 naming each "
-                   "stale file and the command that writes it again")
-    p.add_argument("--operator", type=Path, metavar="DIR",
-                   help="a deploy/operator tree of ai-dynamo/dynamo at the commit to generate from (with Go and its "
-                   "modules, or go.mod replace lines to local copies): copy its CRDs to tests/fixtures/crds/ and "
-                   "write app/review/schemas/ and gocompat/tables_*.py from it (with --check: compare with it)")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; compare every generated file with what its generator makes (where its tools "
+        "and inputs are here), else with the hashes recorded in scripts/generated.sums; exit 1 naming each "
+        "stale file and the command that writes it again",
+    )
+    p.add_argument(
+        "--operator",
+        type=Path,
+        metavar="DIR",
+        help="a deploy/operator tree of ai-dynamo/dynamo at the commit to generate from (with Go and its "
+        "modules, or go.mod replace lines to local copies): copy its CRDs to tests/fixtures/crds/ and "
+        "write app/review/schemas/ and gocompat/tables_*.py from it (with --check: compare with it)",
+    )
     return p
 
 

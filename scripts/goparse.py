@@ -322,8 +322,9 @@ def replaces_from_go_mod(module_dir: Path) -> dict[str, Path]:
     local directory (``replace M => ../dir`` or ``replace M v1.2.3 => /abs/dir``)."""
     go_mod = (module_dir / "go.mod").read_text()
     out: dict[str, Path] = {}
-    for mod, target in re.findall(r"^\s*(?:replace\s+)?([\w./~-]+)(?:\s+v\S+)?\s+=>\s+(\S+)\s*$", go_mod, re.M):
+    for mod, target in re.findall(
+        r"^\s*(?:replace\s+)?([\w./~-]+)(?:\s+v\S+)?\s+=>\s+(\S+)\s*$", go_mod, re.M
+    ):
         if target.startswith(("./", "../", "/")):
             out[mod] = (module_dir / target).resolve()
     return out
-

@@ -74,7 +74,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if DEPLOY in item.path.parents:
             item.add_marker(pytest.mark.one_build)
         if compiled and item.get_closest_marker("one_build"):
-            item.add_marker(pytest.mark.skip(reason="the same in both builds: the Python-build run has checked it"))
+            item.add_marker(
+                pytest.mark.skip(reason="the same in both builds: the Python-build run has checked it")
+            )
     if hasattr(config, "workerinput"):  # a worker of pytest -n: the longest unit first
         items[:] = sorted(items, key=lambda item: not _in_e2e(item.nodeid))
 

@@ -154,11 +154,20 @@ def execute(stage: Stage, command: str, timeout: float) -> None:
     cwd = stage.host(stage.workdir)
     cwd.mkdir(parents=True, exist_ok=True)
     rewritten = stage.rewrite(command)
-    proc = subprocess.run(["bash", "-c", rewritten], cwd=cwd, env=stage.environ(), capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    proc = subprocess.run(
+        ["bash", "-c", rewritten],
+        cwd=cwd,
+        env=stage.environ(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
     if proc.returncode != 0:
-        raise ReplayError(f"stage {stage.index}: RUN {command}\nexit {proc.returncode}\n"
-                          f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        raise ReplayError(
+            f"stage {stage.index}: RUN {command}\nexit {proc.returncode}\n"
+            f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+        )
     stage.ran.append(command)
 
 
@@ -166,8 +175,15 @@ def new_venv(path: Path, python: str) -> None:
     subprocess.run([python, "-m", "venv", str(path)], check=True, capture_output=True, timeout=300)
 
 
-def replay(dockerfile: str, context: Context, workspace: Path, *, run: bool = True,
-           python: str = sys.executable, timeout: float = 900) -> list[Stage]:
+def replay(
+    dockerfile: str,
+    context: Context,
+    workspace: Path,
+    *,
+    run: bool = True,
+    python: str = sys.executable,
+    timeout: float = 900,
+) -> list[Stage]:
     """Every stage of ``dockerfile`` replayed under ``workspace``; with ``run=False`` only what
     the stages copy (no venv is made, no command runs)."""
     done: dict[str, Stage] = {}
@@ -201,4 +217,3 @@ def replay(dockerfile: str, context: Context, workspace: Path, *, run: bool = Tr
         done[name or str(index)] = stage
         result.append(stage)
     return result
-

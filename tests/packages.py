@@ -13,7 +13,9 @@ from setuptools import find_packages
 ROOT = Path(__file__).resolve().parents[1]
 
 #: ``top_level_packages(root)``: the top-level packages the pyproject.toml in ``root`` ships, sorted.
-top_level_packages: Callable[[Path], list[str]] = runpy.run_path(str(ROOT / "setup.py"), run_name="setup_read")["top_level_packages"]
+top_level_packages: Callable[[Path], list[str]] = runpy.run_path(
+    str(ROOT / "setup.py"), run_name="setup_read"
+)["top_level_packages"]
 #: The project's top-level packages (``apiserver``, ``app``...), sorted.
 PACKAGES: tuple[str, ...] = tuple(top_level_packages(ROOT))
 
@@ -28,5 +30,7 @@ def shipped_packages(root: Path = ROOT) -> list[str]:
     assert find.get("namespaces") is False, "packages.find: namespaces = false (a package has an __init__.py)"
     names: list[str] = []
     for where in find.get("where", ["."]):
-        names += find_packages(where=str(root / where), include=find["include"], exclude=find.get("exclude", ()))
+        names += find_packages(
+            where=str(root / where), include=find["include"], exclude=find.get("exclude", ())
+        )
     return sorted(names)

@@ -33,18 +33,31 @@ def holds(condition: str | None, inputs: dict[str, str]) -> bool:
 def run_action(workspace: Path, given: dict[str, str]) -> tuple[int, str, list[str]]:
     """(exit status, output, the names of the steps run) of the action with ``given`` inputs."""
     inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()} | given
-    env = {**os.environ, "GITHUB_ACTION_PATH": str(ROOT),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "GITHUB_ACTION_PATH": str(ROOT),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
     ran: list[str] = []
     output = ""
     for step in ACTION["runs"]["steps"]:
         if not holds(step.get("if"), inputs):
             continue
         assert "run" in step, f"{step['name']}: a `uses` step that runs under the given inputs"
-        step_env = {k: EXPRESSION.sub(lambda m: inputs[m.group(1)], str(v)) for k, v in step.get("env", {}).items()}
-        assert step["shell"] == "bash" and not EXPRESSION.search(step["run"])  # inputs reach scripts as env only
-        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=workspace,
-                              env=env | step_env, capture_output=True, text=True, timeout=120)
+        step_env = {
+            k: EXPRESSION.sub(lambda m: inputs[m.group(1)], str(v)) for k, v in step.get("env", {}).items()
+        }
+        assert step["shell"] == "bash" and not EXPRESSION.search(
+            step["run"]
+        )  # inputs reach scripts as env only
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            cwd=workspace,
+            env=env | step_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         ran.append(step["name"])
         output += proc.stdout
         if proc.returncode:
@@ -71,13 +84,23 @@ def test_a_bad_manifest_is_an_error_annotation_and_fails_the_step(workspace: Pat
     (workspace / "deploy" / "dgd.yaml").write_text(DGD.replace("replicas: 2", "replicsa: 2"))
     code, out, _ = run_action(workspace, {"install": "false", "paths": "chart\n  deploy/dgd.yaml"})
     assert code == 1
-    assert out.startswith("::error file=deploy/dgd.yaml,line=22,col=5,title=DynamoGraphDeployment/llama-agg::")
+    assert out.startswith(
+        "::error file=deploy/dgd.yaml,line=22,col=5,title=DynamoGraphDeployment/llama-agg::"
+    )
 
 
 def test_inputs_reach_lint(workspace: Path) -> None:
     (workspace / "deploy" / "dgd.yaml").write_text(DGD.replace("replicas: 2", "replicsa: 2"))
-    code, out, _ = run_action(workspace, {"install": "false", "validate": "warn", "output": "text",
-                                          "args": "--diff --feature-grove", "paths": "deploy *"})
+    code, out, _ = run_action(
+        workspace,
+        {
+            "install": "false",
+            "validate": "warn",
+            "output": "text",
+            "args": "--diff --feature-grove",
+            "paths": "deploy *",
+        },
+    )
     assert code == 2  # `*` is a name, not a pattern: there is no such file
     assert "*:1:1: error: cannot read: No such file or directory" in out
     assert "deploy/dgd.yaml:22:5: warning: " in out and ": default: " in out
@@ -85,7 +108,9 @@ def test_inputs_reach_lint(workspace: Path) -> None:
 
 def test_the_install_step_installs_the_action_checkout() -> None:
     [install] = [s for s in ACTION["runs"]["steps"] if s["name"] == "Install dynamo-webhook"]
-    assert install["run"].startswith('python -m pip install ') and install["run"].endswith('"$GITHUB_ACTION_PATH"')
+    assert install["run"].startswith("python -m pip install ") and install["run"].endswith(
+        '"$GITHUB_ACTION_PATH"'
+    )
     assert holds(install["if"], {"install": "true"}) and not holds(install["if"], {"install": "false"})
 
 

@@ -25,15 +25,24 @@ def repo(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "requirements", tmp_path / "requirements")
     bin_dir = tmp_path / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
-    for name, body in (("python", 'echo "$*" >> "$(dirname "$0")/../pip.log"'), ("dynamo-webhook", 'echo "serve $*"')):
+    for name, body in (
+        ("python", 'echo "$*" >> "$(dirname "$0")/../pip.log"'),
+        ("dynamo-webhook", 'echo "serve $*"'),
+    ):
         (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
         (bin_dir / name).chmod(0o755)
     return tmp_path
 
 
 def run(repo: Path, *command: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([str(repo / c) if c.startswith("scripts/") else c for c in command],
-                          cwd=repo, capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [str(repo / c) if c.startswith("scripts/") else c for c in command],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -79,7 +88,13 @@ def test_a_changed_lock_installs_again(repo: Path) -> None:
 
 
 def test_an_unknown_set_is_refused(repo: Path) -> None:
-    proc = subprocess.run([str(repo / "scripts" / "bootstrap"), "nope"], cwd=repo, capture_output=True, text=True,
-                          timeout=60, check=False)
+    proc = subprocess.run(
+        [str(repo / "scripts" / "bootstrap"), "nope"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2
     assert "sets: runtime, test, bench" in proc.stderr

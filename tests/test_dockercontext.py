@@ -93,10 +93,20 @@ def test_a_lone_exclamation_mark_is_refused() -> None:
         Matcher(["!"])
 
 
-@pytest.mark.parametrize(("path", "cleaned"), [
-    ("", "."), (".", "."), ("/", "/"), ("a//b/", "a/b"), ("./a/./b", "a/b"), ("a/../..", ".."),
-    ("/../a", "/a"), ("a/b/../c", "a/c"), ("//a", "/a"),
-])
+@pytest.mark.parametrize(
+    ("path", "cleaned"),
+    [
+        ("", "."),
+        (".", "."),
+        ("/", "/"),
+        ("a//b/", "a/b"),
+        ("./a/./b", "a/b"),
+        ("a/../..", ".."),
+        ("/../a", "/a"),
+        ("a/b/../c", "a/c"),
+        ("//a", "/a"),
+    ],
+)
 def test_go_clean(path: str, cleaned: str) -> None:
     assert go_clean(path) == cleaned
 
@@ -106,13 +116,29 @@ def test_ignore_file_lines_as_docker_reads_them() -> None:
     trimmed, paths cleaned and made relative, ``!`` kept in front."""
     text = "\ufeff# comment\ntest1\n/test2\n/a/file/here\n\nlastfile\n# this is a comment\n! /inverted/abs/path\n!\n! \n  #notacomment\n./a/../b//c/\n"
     assert read_patterns(text) == [
-        "test1", "test2", "a/file/here", "lastfile", "!inverted/abs/path", "!", "!", "#notacomment", "b/c",
+        "test1",
+        "test2",
+        "a/file/here",
+        "lastfile",
+        "!inverted/abs/path",
+        "!",
+        "!",
+        "#notacomment",
+        "b/c",
     ]
 
 
 def test_the_context_holds_what_is_let_in_and_the_directories_to_it(tmp_path: Path) -> None:
-    for name in ("pkg/__init__.py", "pkg/sub/mod.py", "pkg/__pycache__/x.pyc", "other/keep.txt", "other/drop.txt",
-                 "deep/a/b/c.txt", "top.txt", ".venv/bin/python"):
+    for name in (
+        "pkg/__init__.py",
+        "pkg/sub/mod.py",
+        "pkg/__pycache__/x.pyc",
+        "other/keep.txt",
+        "other/drop.txt",
+        "deep/a/b/c.txt",
+        "top.txt",
+        ".venv/bin/python",
+    ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
     context = build_context(tmp_path, "*\n!pkg/\n!other/keep.txt\n!**/c.txt\n**/__pycache__\n")

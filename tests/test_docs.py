@@ -46,7 +46,14 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 PATH = re.compile(rf"(?<![\w./$~-])((?:{'|'.join(re.escape(t) for t in TOP)})/[\w./-]*+)(?!\*)")
 LONG_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 SHORT_FLAG = re.compile(r"(?<![\w-])(-[a-zA-Z])(?![\w-])")
-COMMAND_WORDS = ("dynamo-webhook", ".venv/bin/dynamo-webhook", "scripts/", "python", ".venv/bin/python", "pytest")
+COMMAND_WORDS = (
+    "dynamo-webhook",
+    ".venv/bin/dynamo-webhook",
+    "scripts/",
+    "python",
+    ".venv/bin/python",
+    "pytest",
+)
 
 
 def rel(path: Path) -> str:
@@ -101,7 +108,11 @@ def test_named_paths_exist(doc: Path) -> None:
 
 def test_the_path_pattern_finds_paths() -> None:
     text = "see `app/review/schemas/`, validation/<kind>.py and ~/.cache/x, (docs/operations.md#limits)."
-    assert [p.rstrip(".,:;") for p in PATH.findall(text)] == ["app/review/schemas/", "validation/", "docs/operations.md"]
+    assert [p.rstrip(".,:;") for p in PATH.findall(text)] == [
+        "app/review/schemas/",
+        "validation/",
+        "docs/operations.md",
+    ]
     assert PATH.findall("`tests/test_*.py` and tests/fixtures/admission/*.jsonl") == []
     assert slug("Upgrading a cluster: `audit` before, `storage-migrate` after") == (
         "upgrading-a-cluster-audit-before-storage-migrate-after"
@@ -197,7 +208,10 @@ def cli_problems(words: list[str]) -> list[str]:
 def pytest_options() -> frozenset[str]:
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return frozenset(LONG_FLAG.findall(out)) | frozenset(SHORT_FLAG.findall(out))
 
@@ -215,7 +229,11 @@ def script_problems(words: list[str]) -> list[str]:
     if script.suffix == ".py":  # run with python: its flags are in its source
         if not script.is_file():
             return [f"no {words[0]}"]
-        return [f"{words[0]}: no option {f}" for f in sorted(flags(words[1:])) if f'"{f}"' not in script.read_text()]
+        return [
+            f"{words[0]}: no option {f}"
+            for f in sorted(flags(words[1:]))
+            if f'"{f}"' not in script.read_text()
+        ]
     if not (script.is_file() and os.access(script, os.X_OK)):
         return [f"no executable {words[0]}"]
     given = flags(words[1:])
@@ -287,13 +305,17 @@ def test_commands_and_their_flags_exist(doc: Path) -> None:
 
 
 def test_the_command_check_sees_a_wrong_flag() -> None:
-    assert command_problems("dynamo-webhook audit --no-such-flag") == ["dynamo-webhook audit: no option --no-such-flag"]
+    assert command_problems("dynamo-webhook audit --no-such-flag") == [
+        "dynamo-webhook audit: no option --no-such-flag"
+    ]
     assert command_problems("dynamo-webhook certs ensure|status --once") == []
     assert command_problems("dynamo-webhook nonsense") == ["no command nonsense"]
     assert command_problems("scripts/test --quick -x") == []
     assert command_problems("scripts/nothing") == ["no executable scripts/nothing"]
     assert command_problems("python -m bench.cluster_tools --objects 5000") == []
-    assert command_problems("python -m bench.cluster_tools --nothing") == ["bench.cluster_tools: no option --nothing"]
+    assert command_problems("python -m bench.cluster_tools --nothing") == [
+        "bench.cluster_tools: no option --nothing"
+    ]
     assert command_problems("pytest -m nonsense tests/bench") == ["no marker nonsense"]
     usage = "dynamo-webhook audit [--kubeconfig F]\n                     [--show-all]\nother"
     assert list(summary_lines(usage)) == ["dynamo-webhook audit [--kubeconfig F] [--show-all]"]
@@ -304,8 +326,13 @@ def test_the_command_check_sees_a_wrong_flag() -> None:
 def test_every_document_shows_commands() -> None:
     """The command check reads something in each place commands are shown."""
     readme = list(commands(ROOT / "README.md"))
-    assert "scripts/serve" in readme[0] and any(c.startswith("dynamo-webhook storage-migrate") for c in readme)
-    assert any(c.startswith("dynamo-webhook audit") and "--show-all" in c for c in commands(ROOT / "docs" / "operations.md"))
+    assert "scripts/serve" in readme[0] and any(
+        c.startswith("dynamo-webhook storage-migrate") for c in readme
+    )
+    assert any(
+        c.startswith("dynamo-webhook audit") and "--show-all" in c
+        for c in commands(ROOT / "docs" / "operations.md")
+    )
 
 
 # --------------------------------------------------------------------------- what the docs list

@@ -45,8 +45,15 @@ def bare_env(tmp: Path) -> dict[str, str]:
 
 
 def run(tree: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(tree / "scripts" / "generate.py"), *args], cwd=tree,
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, str(tree / "scripts" / "generate.py"), *args],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -69,43 +76,62 @@ def test_a_clean_copy_passes_without_go_helm_docs_or_an_operator(clean: Path, tm
     out = run(clean, "--check", env=bare_env(tmp_path))
     assert out.returncode == 0, out.stderr
     hashes_only = out.stdout.split("recorded hashes only for ", 1)[1]
-    for name in ("gotypes (no go tool on PATH)", "schemas (needs --operator DIR)", "chart (helm-docs is not built"):
+    for name in (
+        "gotypes (no go tool on PATH)",
+        "schemas (needs --operator DIR)",
+        "chart (helm-docs is not built",
+    ):
         assert name in hashes_only
     assert "crds" not in hashes_only and "examples" not in hashes_only
 
 
-@pytest.mark.parametrize(("path", "fix"), [
-    ("apiserver/crds.json", FIX_ALL),
-    ("examples/conversion/dgd-to-v1beta1.json", FIX_ALL),
-    ("app/review/schemas/nvidia.com_v1beta1_DynamoGraphDeployment.json", FIX_GO),
-    ("gocompat/tables_grove.py", FIX_GO),
-    ("charts/dynamo-webhook/README.md", FIX_ALL),
-])
-def test_an_edited_generated_file_fails_naming_it_and_the_fix(tree: Path, tmp_path: Path, path: str, fix: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "fix"),
+    [
+        ("apiserver/crds.json", FIX_ALL),
+        ("examples/conversion/dgd-to-v1beta1.json", FIX_ALL),
+        ("app/review/schemas/nvidia.com_v1beta1_DynamoGraphDeployment.json", FIX_GO),
+        ("gocompat/tables_grove.py", FIX_GO),
+        ("charts/dynamo-webhook/README.md", FIX_ALL),
+    ],
+)
+def test_an_edited_generated_file_fails_naming_it_and_the_fix(
+    tree: Path, tmp_path: Path, path: str, fix: str
+) -> None:
     target = tree / path
     target.write_text(target.read_text().replace("e", "E", 1))
     out = run(tree, "--check", env=bare_env(tmp_path))
     assert out.returncode == 1
-    assert out.stderr.splitlines() == [line for line in out.stderr.splitlines() if line.startswith("generate --check: ")]
+    assert out.stderr.splitlines() == [
+        line for line in out.stderr.splitlines() if line.startswith("generate --check: ")
+    ]
     (line,) = out.stderr.splitlines()
     assert line.startswith(f"generate --check: {path}: ") and line.endswith(fix)
 
 
 def test_a_tampered_recorded_input_hash_fails_naming_the_input(tree: Path, tmp_path: Path) -> None:
     sums = tree / "scripts" / "generated.sums"
-    text, n = re.subn(r"^(gotypes in )[0-9a-f]{64}( scripts/goparse\.py)$", r"\g<1>" + "0" * 64 + r"\2", sums.read_text(),
-                      flags=re.M)
+    text, n = re.subn(
+        r"^(gotypes in )[0-9a-f]{64}( scripts/goparse\.py)$",
+        r"\g<1>" + "0" * 64 + r"\2",
+        sums.read_text(),
+        flags=re.M,
+    )
     assert n == 1
     sums.write_text(text)
     out = run(tree, "--check", env=bare_env(tmp_path))
     assert out.returncode == 1
-    assert out.stderr.splitlines() == [f"generate --check: scripts/goparse.py: changed since scripts/gen_gotypes.py wrote"
-                                       f" its files (its hash in scripts/generated.sums differs); {FIX_GO}"]
+    assert out.stderr.splitlines() == [
+        f"generate --check: scripts/goparse.py: changed since scripts/gen_gotypes.py wrote"
+        f" its files (its hash in scripts/generated.sums differs); {FIX_GO}"
+    ]
 
 
 def test_a_tampered_recorded_output_hash_fails_naming_the_file(tree: Path, tmp_path: Path) -> None:
     sums = tree / "scripts" / "generated.sums"
-    text, n = re.subn(r"^(schemas out )[0-9a-f]{64}", r"\g<1>" + "1" * 64, sums.read_text(), count=1, flags=re.M)
+    text, n = re.subn(
+        r"^(schemas out )[0-9a-f]{64}", r"\g<1>" + "1" * 64, sums.read_text(), count=1, flags=re.M
+    )
     assert n == 1
     sums.write_text(text)
     out = run(tree, "--check", env=bare_env(tmp_path))
@@ -113,13 +139,20 @@ def test_a_tampered_recorded_output_hash_fails_naming_the_file(tree: Path, tmp_p
     assert "app/review/schemas/" in out.stderr and out.stderr.rstrip().endswith(FIX_GO)
 
 
-@pytest.mark.parametrize(("edited", "named"), [
-    ("charts/dynamo-webhook/values.yaml", ["charts/dynamo-webhook/values.yaml"]),
-    ("scripts/gen_gotypes.py", ["scripts/gen_gotypes.py"]),
-    ("tests/fixtures/crds/nvidia.com_dynamomodels.yaml", ["apiserver/crds.json", "tests/fixtures/crds/nvidia.com_dynamomodels.yaml"]),
-])
+@pytest.mark.parametrize(
+    ("edited", "named"),
+    [
+        ("charts/dynamo-webhook/values.yaml", ["charts/dynamo-webhook/values.yaml"]),
+        ("scripts/gen_gotypes.py", ["scripts/gen_gotypes.py"]),
+        (
+            "tests/fixtures/crds/nvidia.com_dynamomodels.yaml",
+            ["apiserver/crds.json", "tests/fixtures/crds/nvidia.com_dynamomodels.yaml"],
+        ),
+    ],
+)
 def test_an_input_changed_without_writing_the_files_again_fails(
-        tree: Path, tmp_path: Path, edited: str, named: list[str]) -> None:
+    tree: Path, tmp_path: Path, edited: str, named: list[str]
+) -> None:
     with (tree / edited).open("a") as f:
         f.write("\n# changed\n" if edited.endswith((".yaml", ".py")) else "\n")
     if edited.endswith("crds/nvidia.com_dynamomodels.yaml"):
@@ -150,8 +183,11 @@ def test_writing_makes_the_check_pass_again(tree: Path, tmp_path: Path) -> None:
 def fake_operator(at: Path, pins: dict[str, tuple[str, str]]) -> Path:
     """A deploy/operator tree without Go types: go.mod/go.sum with ``pins`` and the vendored CRDs."""
     (at / "api").mkdir(parents=True)
-    (at / "go.mod").write_text("module example.com/operator\n\nrequire (\n"
-                               + "".join(f"\t{m} {v}\n" for m, (v, _) in pins.items()) + ")\n")
+    (at / "go.mod").write_text(
+        "module example.com/operator\n\nrequire (\n"
+        + "".join(f"\t{m} {v}\n" for m, (v, _) in pins.items())
+        + ")\n"
+    )
     (at / "go.sum").write_text("".join(f"{m} {v} {h}\n" for m, (v, h) in pins.items()))
     shutil.copytree(ROOT / "tests" / "fixtures" / "crds", at / "config" / "crd" / "bases")
     return at
@@ -179,7 +215,9 @@ def test_an_operator_requiring_other_module_versions_is_named(tree: Path, tmp_pa
     out = run(tree, "--operator", str(operator), env=bare_env(tmp_path))
     assert out.returncode == 2
     (line,) = out.stderr.splitlines()
-    assert line.startswith(f"generate: scripts/gen_gotypes.py pins k8s.io/api {gen_gotypes.PINS['k8s.io/api'][0]},")
+    assert line.startswith(
+        f"generate: scripts/gen_gotypes.py pins k8s.io/api {gen_gotypes.PINS['k8s.io/api'][0]},"
+    )
     assert "requires v0.99.0" in line
     assert run(tree, "--check", env=bare_env(tmp_path)).returncode == 0  # nothing was written
 
@@ -188,7 +226,9 @@ def test_an_operator_requiring_other_module_versions_is_named(tree: Path, tmp_pa
 def test_a_wrong_operator_dir_is_one_line(args: list[str]) -> None:
     out = run(ROOT, *args)
     assert out.returncode == 2
-    assert out.stderr.splitlines() == [f"generate: --operator {args[-1]}: not a deploy/operator tree (no go.mod and api/ there)"]
+    assert out.stderr.splitlines() == [
+        f"generate: --operator {args[-1]}: not a deploy/operator tree (no go.mod and api/ there)"
+    ]
 
 
 def test_every_generated_file_says_so() -> None:
@@ -201,22 +241,42 @@ def test_every_generated_file_says_so() -> None:
             first = (ROOT / path).read_text().splitlines()[0]
             assert re.search(r"\bGenerated by scripts/generate\b", first), path
     assert generate.MANIFEST.read_text().startswith("# Generated by scripts/generate;")
-    attrs = subprocess.run(["git", "check-attr", "linguist-generated", "--", *outputs, "scripts/generated.sums"],
-                           cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines()
+    attrs = subprocess.run(
+        ["git", "check-attr", "linguist-generated", "--", *outputs, "scripts/generated.sums"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     assert attrs == [f"{p}: linguist-generated: true" for p in [*outputs, "scripts/generated.sums"]]
-    not_generated = subprocess.run(["git", "check-attr", "linguist-generated", "--", "app/review/schemas/__init__.py",
-                                    "examples/manifests/dgd-agg-v1beta1.yaml"], cwd=ROOT, capture_output=True, text=True,
-                                   check=True).stdout
+    not_generated = subprocess.run(
+        [
+            "git",
+            "check-attr",
+            "linguist-generated",
+            "--",
+            "app/review/schemas/__init__.py",
+            "examples/manifests/dgd-agg-v1beta1.yaml",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "true" not in not_generated
 
 
 def test_help_names_the_options() -> None:
-    out = subprocess.run([str(ROOT / "scripts" / "generate"), "--help"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [str(ROOT / "scripts" / "generate"), "--help"], capture_output=True, text=True, check=True
+    ).stdout
     assert "--check" in out and "--operator DIR" in out and "scripts/generated.sums" in out
 
 
-@pytest.mark.skipif(not os.environ.get("DYNAMO_WEBHOOK_OPERATOR"),
-                    reason="DYNAMO_WEBHOOK_OPERATOR (a deploy/operator tree at the pinned commit) is not set")
+@pytest.mark.skipif(
+    not os.environ.get("DYNAMO_WEBHOOK_OPERATOR"),
+    reason="DYNAMO_WEBHOOK_OPERATOR (a deploy/operator tree at the pinned commit) is not set",
+)
 def test_the_tree_is_what_the_operator_makes() -> None:
     out = run(ROOT, "--check", "--operator", os.environ["DYNAMO_WEBHOOK_OPERATOR"])
     assert out.returncode == 0, out.stderr
@@ -238,5 +298,7 @@ def test_the_local_replace_lines_of_a_go_mod_are_followed(tmp_path: Path) -> Non
         "replace (\n\td.io/w => ./w\n)\n"
     )
     assert goparse.replaces_from_go_mod(tmp_path) == {
-        "a.io/x": (tmp_path / "../x").resolve(), "b.io/y": Path("/abs/y"), "d.io/w": tmp_path / "w",
+        "a.io/x": (tmp_path / "../x").resolve(),
+        "b.io/y": Path("/abs/y"),
+        "d.io/w": tmp_path / "w",
     }

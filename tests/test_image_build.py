@@ -55,8 +55,15 @@ class Image:
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         """The image's entrypoint program with ``args``, from outside the repository."""
-        return subprocess.run([str(self.final.venv / "bin" / self.final.entrypoint[0]), *args], cwd=self.outside,
-                              env=self.final.environ(), capture_output=True, text=True, timeout=120, check=False)
+        return subprocess.run(
+            [str(self.final.venv / "bin" / self.final.entrypoint[0]), *args],
+            cwd=self.outside,
+            env=self.final.environ(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
 
 
 def locked_python() -> str:
@@ -69,7 +76,10 @@ def locked_python() -> str:
 def image(tmp_path_factory: pytest.TempPathFactory) -> Image:
     if f"{sys.version_info[0]}.{sys.version_info[1]}" != locked_python():
         pytest.skip(f"the lock's wheels are for Python {locked_python()}, this is {sys.version.split()[0]}")
-    if not shutil.which(os.environ.get("CC", "cc")) and os.environ.get("DYNAMO_WEBHOOK_REQUIRE_COMPILED") != "1":
+    if (
+        not shutil.which(os.environ.get("CC", "cc"))
+        and os.environ.get("DYNAMO_WEBHOOK_REQUIRE_COMPILED") != "1"
+    ):
         pytest.skip("no C compiler: the image's wheel is the compiled build")
     workspace = tmp_path_factory.mktemp("image")
     start = time.monotonic()
@@ -93,9 +103,15 @@ def test_the_image_runs_the_installed_compiled_build(image: Image) -> None:
     version = image.run("--version")
     assert version.returncode == 0, version.stderr
     assert "(compiled build)" in version.stdout, version.stdout
-    where = subprocess.run([str(image.final.venv / "bin" / "python"), "-c", "import app; print(app.__file__)"],
-                           cwd=image.outside, env=image.final.environ(), capture_output=True, text=True,
-                           timeout=60, check=True)
+    where = subprocess.run(
+        [str(image.final.venv / "bin" / "python"), "-c", "import app; print(app.__file__)"],
+        cwd=image.outside,
+        env=image.final.environ(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert Path(where.stdout.strip()).is_relative_to(image.final.venv), where.stdout
 
 

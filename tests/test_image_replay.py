@@ -43,12 +43,15 @@ def test_a_copy_of_a_missing_path_fails(tmp_path: Path) -> None:
         replay(text, build_context(ROOT), tmp_path, run=False)
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    ("COPY --from=build /dist /dist", "copies from the build context only"),
-    ("COPY app/*.py ./", "wildcards are not replayed"),
-    ("HEALTHCHECK CMD true", "not an instruction the replay knows"),
-    ("RUN --network=none python -V", "not an option the replay knows"),
-])
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("COPY --from=build /dist /dist", "copies from the build context only"),
+        ("COPY app/*.py ./", "wildcards are not replayed"),
+        ("HEALTHCHECK CMD true", "not an instruction the replay knows"),
+        ("RUN --network=none python -V", "not an option the replay knows"),
+    ],
+)
 def test_what_the_replay_cannot_do_fails(tmp_path: Path, line: str, message: str) -> None:
     text = f"FROM python AS build\nWORKDIR /src\n{line}\n"
     with pytest.raises(ReplayError, match=message):
@@ -68,8 +71,12 @@ def stage(tmp_path: Path) -> Stage:
 def test_a_command_runs_with_the_stages_paths_environment_and_python(tmp_path: Path) -> None:
     s = stage(tmp_path)
     (s.root / "dist").mkdir()
-    execute(s, "OUT=/dist python -c \"import os, shutil; open(os.path.join(os.environ['OUT'], 'x'), 'w').write("
-               "os.environ['GREETING'] + ' ' + os.getcwd() + ' ' + shutil.which('python'))\"", timeout=60)
+    execute(
+        s,
+        "OUT=/dist python -c \"import os, shutil; open(os.path.join(os.environ['OUT'], 'x'), 'w').write("
+        "os.environ['GREETING'] + ' ' + os.getcwd() + ' ' + shutil.which('python'))\"",
+        timeout=60,
+    )
     written = (s.root / "dist" / "x").read_text().split()
     assert written == ["hello", str(s.root / "src"), str(s.venv / "bin" / "python")]
     assert s.ran and not s.skipped
@@ -84,7 +91,10 @@ def test_only_pythons_commands_run_and_the_skipped_say_why(tmp_path: Path) -> No
     s = stage(tmp_path)
     execute(s, "apt-get install --yes gcc", timeout=60)
     execute(s, "useradd --uid 65532 nonroot", timeout=60)
-    assert [line.split("  (")[0] for line in s.skipped] == ["apt-get install --yes gcc", "useradd --uid 65532 nonroot"]
+    assert [line.split("  (")[0] for line in s.skipped] == [
+        "apt-get install --yes gcc",
+        "useradd --uid 65532 nonroot",
+    ]
     with pytest.raises(ReplayError, match="runs Python's commands only"):
         execute(s, "curl https://example.com | sh", timeout=60)
 

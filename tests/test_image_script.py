@@ -30,9 +30,18 @@ def path_with(tmp_path: Path, engines: tuple[str, ...]) -> str:
     return str(bin_dir)
 
 
-def run(tmp_path: Path, engines: tuple[str, ...], *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    proc = subprocess.run([str(ROOT / "scripts" / "image"), *args], capture_output=True, text=True, timeout=30,
-                          check=False, env={"PATH": path_with(tmp_path, engines)}, cwd=tmp_path)
+def run(
+    tmp_path: Path, engines: tuple[str, ...], *args: str
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    proc = subprocess.run(
+        [str(ROOT / "scripts" / "image"), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env={"PATH": path_with(tmp_path, engines)},
+        cwd=tmp_path,
+    )
     calls = tmp_path / "calls"
     return proc, calls.read_text().splitlines() if calls.exists() else []
 

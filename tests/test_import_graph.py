@@ -212,7 +212,9 @@ def test_the_graph_sees_what_python_runs(tmp_path: Path) -> None:
     """Function-level imports, submodules named in ``from`` imports, relative imports and the
     package ``__init__`` an import runs first are edges; a package importing its own submodules
     is not a circle."""
-    (tmp_path / "pyproject.toml").write_text('[tool.setuptools.packages.find]\ninclude = ["p", "p.*", "q", "r"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.setuptools.packages.find]\ninclude = ["p", "p.*", "q", "r"]\n'
+    )
     files = {
         "p/__init__.py": "from p import a\nfrom . import b\n",
         "p/a.py": "import os\nfrom .b import thing\nfrom p import b\n",
@@ -327,7 +329,12 @@ def test_rooms_import_only_the_rooms_before_them() -> None:
     wrong = upward_room_imports(graph)
     assert not wrong, wrong
     # Only the command line starts things: nothing below it names it.
-    assert not [f"{s} imports {d}" for s, ts in graph.items() for d in ts if d.startswith("app.cli") and room_of(s) != "app.cli"]
+    assert not [
+        f"{s} imports {d}"
+        for s, ts in graph.items()
+        for d in ts
+        if d.startswith("app.cli") and room_of(s) != "app.cli"
+    ]
 
 
 def test_rules_and_the_review_envelope_know_nothing_of_http() -> None:

@@ -55,9 +55,13 @@ def disagreement(place: str, named: set[str]) -> str:
 
 def test_the_list_names_every_package_of_the_repository() -> None:
     tops = {p.parent.name for p in ROOT.glob("*/__init__.py")}
-    assert tops - NOT_SHIPPED == set(PACKAGES), disagreement("the repository's top-level packages", tops - NOT_SHIPPED)
+    assert tops - NOT_SHIPPED == set(PACKAGES), disagreement(
+        "the repository's top-level packages", tops - NOT_SHIPPED
+    )
     shipped = set(shipped_packages())
-    assert {name.split(".")[0] for name in shipped} == set(PACKAGES), "setup.py --packages disagrees with setuptools"
+    assert {name.split(".")[0] for name in shipped} == set(PACKAGES), (
+        "setup.py --packages disagrees with setuptools"
+    )
     for top in PACKAGES:
         for directory in [ROOT / top, *(ROOT / top).rglob("*")]:
             if directory.is_dir() and directory.name != "__pycache__" and any(directory.glob("*.py")):
@@ -104,24 +108,45 @@ def test_dockerignore_keeps_out_the_rest() -> None:
 
 
 def test_the_compiled_packages_are_shipped() -> None:
-    assert set(COMPILED_PACKAGES) <= set(PACKAGES), "app/server/build.py compiles a package that is not shipped"
+    assert set(COMPILED_PACKAGES) <= set(PACKAGES), (
+        "app/server/build.py compiles a package that is not shipped"
+    )
 
 
 def test_scripts_read_the_list() -> None:
     compiled = (ROOT / "scripts" / "compiled").read_text()
-    assert "setup.py --packages" in compiled, "scripts/compiled: the package list is read from setup.py --packages"
-    listed = subprocess.run([sys.executable, "setup.py", "--packages"], cwd=ROOT, capture_output=True, text=True,
-                            check=True, timeout=30).stdout.split()
+    assert "setup.py --packages" in compiled, (
+        "scripts/compiled: the package list is read from setup.py --packages"
+    )
+    listed = subprocess.run(
+        [sys.executable, "setup.py", "--packages"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout.split()
     assert tuple(listed) == PACKAGES
 
 
 def test_a_build_without_a_package_stops_naming_it(tmp_path: Path) -> None:
     """A build context lacking a package (the Dockerfile not copying it) fails the build, where
     packages.find alone would make a wheel without it."""
-    (build, _final) = replay(DOCKERFILE.read_text().replace("COPY apiserver ./apiserver\n", ""),
-                             build_context(ROOT), tmp_path / "image", run=False)
-    proc = subprocess.run([sys.executable, "setup.py", "bdist_wheel"], cwd=build.host(build.workdir),
-                          capture_output=True, text=True, check=False, timeout=120, env=clean_env())
+    (build, _final) = replay(
+        DOCKERFILE.read_text().replace("COPY apiserver ./apiserver\n", ""),
+        build_context(ROOT),
+        tmp_path / "image",
+        run=False,
+    )
+    proc = subprocess.run(
+        [sys.executable, "setup.py", "bdist_wheel"],
+        cwd=build.host(build.workdir),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env=clean_env(),
+    )
     assert proc.returncode != 0
     assert "package directory ./apiserver does not exist" in proc.stderr
 
@@ -130,9 +155,25 @@ def test_the_build_context_builds_a_wheel_of_every_package_and_its_data(tmp_path
     """The build stage's sources, copied as the replay copies them, made into the pure wheel."""
     (build, _final) = replay(DOCKERFILE.read_text(), build_context(ROOT), tmp_path / "image", run=False)
     src = build.host(build.workdir)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--wheel-dir", str(tmp_path / "dist"), "."], cwd=src, check=True, timeout=240,
-                   capture_output=True, env={**clean_env(), "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(tmp_path / "dist"),
+            ".",
+        ],
+        cwd=src,
+        check=True,
+        timeout=240,
+        capture_output=True,
+        env={**clean_env(), "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
     (wheel,) = (tmp_path / "dist").glob("dynamo_webhook-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names if not n.startswith("dynamo_webhook-")} == set(PACKAGES)
@@ -145,7 +186,14 @@ def test_the_build_context_builds_a_wheel_of_every_package_and_its_data(tmp_path
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_the_editable_install_imports_the_package_from_outside(package: str, tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-c", f"import {package}; print({package}.__file__)"], cwd=tmp_path,
-                          capture_output=True, text=True, check=False, timeout=60, env=clean_env())
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import {package}; print({package}.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env=clean_env(),
+    )
     assert proc.returncode == 0, proc.stderr
     assert Path(proc.stdout.strip()).parent.name == package

@@ -22,8 +22,10 @@ def repository(root: Path, dgd: str) -> list[str]:
     files = {
         "chart/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
         "chart/values.yaml": "x: 1\n",
-        "chart/templates/deployment.yaml": ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n"
-                                            "  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.x }}\n"),
+        "chart/templates/deployment.yaml": (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n"
+            "  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.x }}\n"
+        ),
         ".pre-commit-hooks.yaml": (ROOT / ".pre-commit-hooks.yaml").read_text(),
         ".yamllint.yaml": "rules:\n  line-length: {max: 120}\n",
         "renovate.json": '{"extends": ["config:base"]}\n',
@@ -34,14 +36,17 @@ def repository(root: Path, dgd: str) -> list[str]:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     suffixes = tuple(s for t in HOOK["types_or"] for s in SUFFIXES[t])
-    return sorted(name for name in files if name.endswith(suffixes))  # what pre-commit passes: names, relative
+    return sorted(
+        name for name in files if name.endswith(suffixes)
+    )  # what pre-commit passes: names, relative
 
 
 def run_hook(root: Path, files: list[str]) -> subprocess.CompletedProcess[str]:
     entry = shlex.split(HOOK["entry"])
     entry[0] = str(Path(sys.executable).parent / entry[0])  # the installed console script
-    return subprocess.run([*entry, *HOOK.get("args", []), *files], cwd=root, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [*entry, *HOOK.get("args", []), *files], cwd=root, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_the_hook_checks_the_manifests_and_skips_the_rest(tmp_path: Path) -> None:
@@ -49,10 +54,14 @@ def test_the_hook_checks_the_manifests_and_skips_the_rest(tmp_path: Path) -> Non
     assert len(files) == 8
     proc = run_hook(tmp_path, files)
     assert proc.returncode == 1, proc.stderr
-    assert proc.stdout == ('deploy/dgd.yaml:22:5: error: DynamoGraphDeployment/llama-agg (document 1): strict decoding '
-                           'error: unknown field "spec.components[1].replicsa"\n')
-    assert proc.stderr == ("2 Dynamo document(s) checked: 1 accepted, 1 refused; 0 other document(s) not checked; "
-                           "0 unreadable file(s); 6 file(s) skipped, not Kubernetes manifests\n")
+    assert proc.stdout == (
+        "deploy/dgd.yaml:22:5: error: DynamoGraphDeployment/llama-agg (document 1): strict decoding "
+        'error: unknown field "spec.components[1].replicsa"\n'
+    )
+    assert proc.stderr == (
+        "2 Dynamo document(s) checked: 1 accepted, 1 refused; 0 other document(s) not checked; "
+        "0 unreadable file(s); 6 file(s) skipped, not Kubernetes manifests\n"
+    )
 
 
 def test_the_hook_passes_a_repository_whose_manifests_are_accepted(tmp_path: Path) -> None:

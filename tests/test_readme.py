@@ -54,15 +54,26 @@ def test_every_command_is_documented() -> None:
     for name in sub.choices:  # type: ignore[union-attr]
         assert f"dynamo-webhook {name}" in README, name
         assert f"dynamo-webhook {name}" in CONFIGURATION, name
-    for heading in ("### `dynamo-webhook audit`", "### `dynamo-webhook storage-migrate`", "### RBAC for the tools"):
+    for heading in (
+        "### `dynamo-webhook audit`",
+        "### `dynamo-webhook storage-migrate`",
+        "### RBAC for the tools",
+    ):
         assert heading in OPERATIONS
-    assert "$ dynamo-webhook audit -A\n" in OPERATIONS and "$ dynamo-webhook storage-migrate --dry-run\n" in OPERATIONS
+    assert (
+        "$ dynamo-webhook audit -A\n" in OPERATIONS
+        and "$ dynamo-webhook storage-migrate --dry-run\n" in OPERATIONS
+    )
 
 
 def test_the_rule_settings_are_listed_as_the_commands_take_them() -> None:
     from app.server.settings import ADMISSION_FIELDS
 
-    listed = " ".join(CONFIGURATION.split()).split("The rule settings, ")[1].split("same names, variables and defaults:")[1]
+    listed = (
+        " ".join(CONFIGURATION.split())
+        .split("The rule settings, ")[1]
+        .split("same names, variables and defaults:")[1]
+    )
     named = re.findall(r"`(--[a-z-]+)`", listed.split(".")[0])
     assert named == ["--" + name.replace("_", "-") for name in ADMISSION_FIELDS]
 
@@ -71,11 +82,15 @@ def test_the_worker_default_is_stated_as_serve_takes_it() -> None:
     """The default ``--workers`` (app/server/cpus.py, tested in tests/app/server/test_cpus.py) in the
     README, the settings table and ``--help`` (the field's description)."""
     readme = " ".join(README.split())
-    assert ("`serve` starts one worker process per CPU it may use (its cgroup CPU quota rounded up, else its "
-            "CPU affinity), as many as its memory limit holds; `serve --workers 1` serves from one process.") in readme
+    assert (
+        "`serve` starts one worker process per CPU it may use (its cgroup CPU quota rounded up, else its "
+        "CPU affinity), as many as its memory limit holds; `serve --workers 1` serves from one process."
+    ) in readme
     row = next(line for line in CONFIGURATION.splitlines() if line.startswith("| `--workers` "))
     assert "the CPUs the process may use, as many as its memory limit holds" in row
     assert "`1` runs one process, with no supervisor" in row
     description = Settings.model_fields["workers"].description or ""
-    assert description.startswith("Number of worker processes (1: one process serves, no supervisor). Default: "
-                                  "the CPUs the process may use (its cgroup CPU quota rounded up")
+    assert description.startswith(
+        "Number of worker processes (1: one process serves, no supervisor). Default: "
+        "the CPUs the process may use (its cgroup CPU quota rounded up"
+    )

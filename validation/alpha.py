@@ -263,7 +263,9 @@ def dgd_errors(view: GraphView, warnings: list[str], *, alpha_source: bool) -> l
     return out
 
 
-def _update_errors(new: ServiceView, old: ServiceView, path: Path, allow_missing_override: bool) -> list[FieldError]:
+def _update_errors(
+    new: ServiceView, old: ServiceView, path: Path, allow_missing_override: bool
+) -> list[FieldError]:
     return runtime_version.alpha_update(
         new.main_image(),
         new.runtime_version_override(),
@@ -297,7 +299,12 @@ def dcd_errors(view: ComponentView, warnings: list[str], *, alpha_source: bool) 
         return []
     dyn_ns = dynamo_namespace(view.spec.global_dynamo_namespace(), view.namespace, view.owner_name)
     return service_errors(
-        view.spec, Path("spec"), dyn_ns, warnings, runtime_version_rules=alpha_source, allow_missing_override=True
+        view.spec,
+        Path("spec"),
+        dyn_ns,
+        warnings,
+        runtime_version_rules=alpha_source,
+        allow_missing_override=True,
     )
 
 

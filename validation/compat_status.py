@@ -104,9 +104,8 @@ def _rolling(value: Any) -> bool:
         return True
     if type(value) is not dict:
         return False
-    return (
-        all(not value.get(k) or _time(value[k]) for k in ("startTime", "endTime"))
-        and _list_or_falsy(value.get("updatedComponents"))
+    return all(not value.get(k) or _time(value[k]) for k in ("startTime", "endTime")) and _list_or_falsy(
+        value.get("updatedComponents")
     )
 
 

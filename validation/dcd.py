@@ -111,5 +111,11 @@ def validate(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = Fa
     new, old, rv_source, converted = prepared
     # ``spec_decodes`` tells of the object as sent: not of this service's conversion of it.
     return validate_hub(
-        inp.operation, new, old, ctx, rv_source, converted=converted, spec_decodes=spec_decodes and not converted
+        inp.operation,
+        new,
+        old,
+        ctx,
+        rv_source,
+        converted=converted,
+        spec_decodes=spec_decodes and not converted,
     )

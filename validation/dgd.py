@@ -120,7 +120,10 @@ def metadata_errors(annotations: dict[str, Any], components: list[JSON]) -> list
         v = str_or_empty(annotations[ANN_WORKLOAD_PROVIDER])
         if v not in (PROVIDER_COMPONENT, PROVIDER_GROVE):
             out.append(not_supported(ap.key(ANN_WORKLOAD_PROVIDER), v, [PROVIDER_COMPONENT, PROVIDER_GROVE]))
-    if has_intra_pod_failover(components) and str_or_empty(annotations.get(ANN_DISCOVERY_MODE)) != "container":
+    if (
+        has_intra_pod_failover(components)
+        and str_or_empty(annotations.get(ANN_DISCOVERY_MODE)) != "container"
+    ):
         out.append(
             invalid(
                 ap.key(ANN_DISCOVERY_MODE),
@@ -291,10 +294,13 @@ def _metadata_update_errors(new: JSON, old: JSON, principal: str, username: str)
     if not old_has and new_has and principal and username != principal:
         out.append(forbidden(path, "may only be materialized by the Dynamo operator"))
     if old_has and (
-        not new_has or str_or_empty(new_ann[ANN_WORKLOAD_PROVIDER]) != str_or_empty(old_ann[ANN_WORKLOAD_PROVIDER])
+        not new_has
+        or str_or_empty(new_ann[ANN_WORKLOAD_PROVIDER]) != str_or_empty(old_ann[ANN_WORKLOAD_PROVIDER])
     ):
         out.append(
-            invalid(path, str_or_empty(new_ann[ANN_WORKLOAD_PROVIDER]) if new_has else None, "field is immutable")
+            invalid(
+                path, str_or_empty(new_ann[ANN_WORKLOAD_PROVIDER]) if new_has else None, "field is immutable"
+            )
         )
     return out
 
@@ -312,7 +318,9 @@ def _effective_gpus(component: JSON, path: Path) -> tuple[str | None, Path]:
         for key in ("limits", "requests"):
             rl = sub(res, key)
             if rl is not None and GPU_NVIDIA in rl:
-                return quantity_text(rl[GPU_NVIDIA]) or str_or_empty(rl[GPU_NVIDIA]), rpath.child(key).key(GPU_NVIDIA)
+                return quantity_text(rl[GPU_NVIDIA]) or str_or_empty(rl[GPU_NVIDIA]), rpath.child(key).key(
+                    GPU_NVIDIA
+                )
         return None, rpath
     return None, cpath
 

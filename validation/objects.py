@@ -21,8 +21,6 @@ from gocompat.quantity import canonical, parse_quantity
 JSON = dict[str, Any]
 
 
-
-
 def name_of(o: JSON | None) -> str:
     """``metadata.name`` ("" when absent or not a string)."""
     return string(sub(o, "metadata"), "name")

@@ -163,7 +163,12 @@ def hub_update(new: JSON, old: JSON, path: Path, allow_missing_override: bool) -
 
 
 def alpha_update(
-    new_image: str, new_override: str, old_image: str, old_override: str, path: Path, allow_missing_override: bool
+    new_image: str,
+    new_override: str,
+    old_image: str,
+    old_override: str,
+    path: Path,
+    allow_missing_override: bool,
 ) -> list[FieldError]:
     return _update(
         new_image, old_image, alpha_image_path(path), new_override, old_override, path, allow_missing_override

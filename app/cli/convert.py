@@ -57,7 +57,9 @@ def payload_report(body: dict[str, Any]) -> list[str]:
         except orjson.JSONDecodeError:
             lines.append(f"    {key}: (not JSON)")
             continue
-        content = payload.get("spec", payload) if isinstance(payload, dict) and "version" in payload else payload
+        content = (
+            payload.get("spec", payload) if isinstance(payload, dict) and "version" in payload else payload
+        )
         paths = sorted(set(leaf_paths(content)))
         lines.append(f"    + annotation {key} keeps {len(paths)} field(s) the target version cannot hold:")
         lines.extend(f"        {p}" for p in paths)
@@ -88,7 +90,9 @@ def dropped_fields(body: dict[str, Any], to: str) -> list[tuple[str, str]]:
     lost = roundtrip_problems(body, added=False)
     return [(path, why) for path in unknown] + [
         (path, f"the conversion to {to} and back does not carry it")
-        for path in lost if not any(_within(path, u) for u in unknown)]
+        for path in lost
+        if not any(_within(path, u) for u in unknown)
+    ]
 
 
 def report_drops(label: str, body: dict[str, Any], to: str, validation: FieldValidation, err: TextIO) -> bool:
@@ -133,9 +137,18 @@ def check_one(doc: Document, label: str, to: str, service: Service, report: bool
     return failed
 
 
-def convert_documents(docs: Sequence[Document], to: str, *, check: bool, output: str, report: bool,
-                      out: TextIO | None = None, err: TextIO | None = None, service: Service | None = None,
-                      validation: FieldValidation = "strict") -> int:
+def convert_documents(
+    docs: Sequence[Document],
+    to: str,
+    *,
+    check: bool,
+    output: str,
+    report: bool,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    service: Service | None = None,
+    validation: FieldValidation = "strict",
+) -> int:
     """Convert ``docs`` to ``to`` and write them; ``check``: instead prove each round-trips and, in
     ``to``, is accepted by the API server's create under ``service`` (the service's own webhooks
     with default settings when ``None``). Converting, a field the output would not carry
@@ -181,8 +194,10 @@ def convert_documents(docs: Sequence[Document], to: str, *, check: bool, output:
                 for line in payload_report(converted):
                     err.write(line + "\n")
     if lossy:
-        err.write(f"nothing written: {lossy} document(s) would lose the fields named "
-                  "(--validate warn writes them anyway)\n")
+        err.write(
+            f"nothing written: {lossy} document(s) would lose the fields named "
+            "(--validate warn writes them anyway)\n"
+        )
     elif not check:
         dump(results, output, out)
     return EXIT_FINDINGS if failed or lossy else EXIT_OK

@@ -74,7 +74,9 @@ def cmd_review(args: argparse.Namespace) -> int:
             )
         if kind == "ConversionReview":
             if args.apiserver:
-                raise InputError("--apiserver applies to AdmissionReviews: a ConversionReview holds stored objects")
+                raise InputError(
+                    "--apiserver applies to AdmissionReviews: a ConversionReview holds stored objects"
+                )
             outcome = review_conversion(doc)
         else:
             route = routes.get(args.path)
@@ -98,8 +100,9 @@ def _review_behind_apiserver(doc: Any, args: argparse.Namespace, settings: Setti
     from app.review.errors import BadRequest
 
     try:
-        answer, allowed = review_behind_apiserver(doc, args.path, args.validate or "strict", args.file,
-                                                  settings)
+        answer, allowed = review_behind_apiserver(
+            doc, args.path, args.validate or "strict", args.file, settings
+        )
     except (BadRequest, NotModelled) as exc:
         print(f"dynamo-webhook review: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -117,8 +120,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
     settings = command_settings(args, "lint")
     if settings is None:
         return EXIT_USAGE
-    results = lint.check_files(args.files, OfflineService(settings), args.validate, args.diff,
-                               args.skip_non_manifests)
+    results = lint.check_files(
+        args.files, OfflineService(settings), args.validate, args.diff, args.skip_non_manifests
+    )
     report.write(results, args.output, sys.stdout, sys.stderr)
     return lint.exit_code(results)
 
@@ -141,8 +145,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if not args.quiet:
         for path in found.skipped:
             print(f"{path}: skipped: not a Kubernetes manifest", file=sys.stderr)
-    return convert_documents(found.documents, args.to, check=args.check, output=args.output, report=not args.quiet,
-                             service=OfflineService(settings) if args.check else None, validation=args.validate)
+    return convert_documents(
+        found.documents,
+        args.to,
+        check=args.check,
+        output=args.output,
+        report=not args.quiet,
+        service=OfflineService(settings) if args.check else None,
+        validation=args.validate,
+    )
 
 
 # --------------------------------------------------------------------------- serve
@@ -182,8 +193,13 @@ class VersionAction(argparse.Action):
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         from app.cli.version import version_text
 
         print(version_text())
@@ -192,16 +208,23 @@ class VersionAction(argparse.Action):
 
 def add_inputs(parser: argparse.ArgumentParser) -> None:
     """The positional inputs of ``lint`` and ``convert``, and ``--skip-non-manifests``."""
-    parser.add_argument("files", nargs="+", metavar="PATH",
-                        help="YAML/JSON manifests (multi-document), directories (their .yaml, .yml and .json files, "
-                        "recursively, in sorted order; hidden files and directories left out) or - for stdin; a "
-                        "file over 64 MiB is refused (exit 2). A file found in a directory that is "
-                        "not a Kubernetes manifest (no document with apiVersion and kind, a Helm chart's template, "
-                        "not UTF-8, or not parsing and either holding {{ or naming no nvidia.com apiVersion) is "
-                        "skipped and counted (docs/lint.md)")
-    parser.add_argument("--skip-non-manifests", action="store_true",
-                        help="skip files named on the command line that are not Kubernetes manifests too, as files "
-                        "found in a directory are (for pre-commit, which names every YAML file it checks)")
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="PATH",
+        help="YAML/JSON manifests (multi-document), directories (their .yaml, .yml and .json files, "
+        "recursively, in sorted order; hidden files and directories left out) or - for stdin; a "
+        "file over 64 MiB is refused (exit 2). A file found in a directory that is "
+        "not a Kubernetes manifest (no document with apiVersion and kind, a Helm chart's template, "
+        "not UTF-8, or not parsing and either holding {{ or naming no nvidia.com apiVersion) is "
+        "skipped and counted (docs/lint.md)",
+    )
+    parser.add_argument(
+        "--skip-non-manifests",
+        action="store_true",
+        help="skip files named on the command line that are not Kubernetes manifests too, as files "
+        "found in a directory are (for pre-commit, which names every YAML file it checks)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -209,8 +232,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dynamo-webhook",
         description="Admission and conversion webhook for the NVIDIA Dynamo operator's nvidia.com resources.",
     )
-    parser.add_argument("--version", action=VersionAction,
-                        help="print the version, the build (python or compiled) and the operator commit it matches")
+    parser.add_argument(
+        "--version",
+        action=VersionAction,
+        help="print the version, the build (python or compiled) and the operator commit it matches",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = sub.add_parser(
@@ -228,16 +254,25 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read an AdmissionReview or ConversionReview (JSON or YAML) and print the response review "
         "the server would send. Exit 0 allowed/success, 1 denied/failure, 2 unreadable input.",
     )
-    review.add_argument("file", help="review file, or - for standard input; over 64 MiB it is refused (exit 2)")
+    review.add_argument(
+        "file", help="review file, or - for standard input; over 64 MiB it is refused (exit 2)"
+    )
     review.add_argument("--path", default="/validate", help="webhook path for AdmissionReviews")
     review.add_argument("-o", "--output", choices=["json", "yaml"], default="json", help="output format")
-    review.add_argument("--apiserver", action="store_true",
-                        help="first do to the review's objects what the API server does before calling that "
-                        "webhook (strict decoding, pruning, null dropping, schema defaults; before a validating "
-                        "webhook also the schema's validation); print its refusal instead when it refuses")
-    review.add_argument("--validate", choices=["strict", "warn", "ignore"], default=None,
-                        help="with --apiserver, unknown fields: refused, warned about, or dropped silently "
-                        "(as kubectl's --validate; default strict)")
+    review.add_argument(
+        "--apiserver",
+        action="store_true",
+        help="first do to the review's objects what the API server does before calling that "
+        "webhook (strict decoding, pruning, null dropping, schema defaults; before a validating "
+        "webhook also the schema's validation); print its refusal instead when it refuses",
+    )
+    review.add_argument(
+        "--validate",
+        choices=["strict", "warn", "ignore"],
+        default=None,
+        help="with --apiserver, unknown fields: refused, warned about, or dropped silently "
+        "(as kubectl's --validate; default strict)",
+    )
     add_admission_arguments(review)
     review.set_defaults(func=cmd_review)
 
@@ -251,12 +286,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_inputs(lint)
     lint.add_argument("--diff", action="store_true", help="also show what defaulting would add")
-    lint.add_argument("-o", "--output", choices=["text", "json", "github", "sarif", "junit"], default="text",
-                      help="report format (github: workflow annotations; sarif: SARIF 2.1.0 for code scanning; "
-                      "junit: JUnit XML, a testsuite per file and a testcase per document); findings are sorted "
-                      "by file, line and column")
-    lint.add_argument("--validate", choices=["strict", "warn", "ignore"], default="strict",
-                      help="unknown fields: refused, warned about, or dropped silently (as kubectl's --validate)")
+    lint.add_argument(
+        "-o",
+        "--output",
+        choices=["text", "json", "github", "sarif", "junit"],
+        default="text",
+        help="report format (github: workflow annotations; sarif: SARIF 2.1.0 for code scanning; "
+        "junit: JUnit XML, a testsuite per file and a testcase per document); findings are sorted "
+        "by file, line and column",
+    )
+    lint.add_argument(
+        "--validate",
+        choices=["strict", "warn", "ignore"],
+        default="strict",
+        help="unknown fields: refused, warned about, or dropped silently (as kubectl's --validate)",
+    )
     add_admission_arguments(lint)
     lint.set_defaults(func=cmd_lint)
 
@@ -271,20 +315,35 @@ def build_parser() -> argparse.ArgumentParser:
         "Exit 0 converted, 1 a field dropped (strict), a conversion failed or --check failed, 2 a file unreadable.",
     )
     add_inputs(convert)
-    convert.add_argument("--to", default=HUB_API_VERSION, choices=[HUB_API_VERSION, ALPHA_API_VERSION],
-                         help="API version to convert to")
+    convert.add_argument(
+        "--to",
+        default=HUB_API_VERSION,
+        choices=[HUB_API_VERSION, ALPHA_API_VERSION],
+        help="API version to convert to",
+    )
     convert.add_argument("-o", "--output", choices=["yaml", "json"], default="yaml", help="output format")
-    convert.add_argument("--check", action="store_true",
-                         help="instead of converting, prove every document round-trips and, converted to --to, is "
-                         "accepted by the API server's create (as lint checks it); exit 1 naming the fields that "
-                         "would not round-trip or the API server's refusal")
-    convert.add_argument("--validate", choices=["strict", "warn", "ignore"], default="strict",
-                         help="fields of the input the converted output would not carry: strict: name each on "
-                         "stderr, write nothing and exit 1; warn: name each and write the output; ignore: write "
-                         "the output silently (as lint's --validate for unknown fields; --check names them as a "
-                         "field that does not round-trip or the API server's refusal)")
-    convert.add_argument("-q", "--quiet", action="store_true",
-                         help="no report on stderr but dropped fields, failures and refusals")
+    convert.add_argument(
+        "--check",
+        action="store_true",
+        help="instead of converting, prove every document round-trips and, converted to --to, is "
+        "accepted by the API server's create (as lint checks it); exit 1 naming the fields that "
+        "would not round-trip or the API server's refusal",
+    )
+    convert.add_argument(
+        "--validate",
+        choices=["strict", "warn", "ignore"],
+        default="strict",
+        help="fields of the input the converted output would not carry: strict: name each on "
+        "stderr, write nothing and exit 1; warn: name each and write the output; ignore: write "
+        "the output silently (as lint's --validate for unknown fields; --check names them as a "
+        "field that does not round-trip or the API server's refusal)",
+    )
+    convert.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no report on stderr but dropped fields, failures and refusals",
+    )
     add_admission_arguments(convert)
     convert.set_defaults(func=cmd_convert)
 

@@ -32,8 +32,9 @@ class OfflineService:
         from app.review.dispatch import review_admission
 
         route = self.routes[path]
-        outcome = review_admission(review, "mutate" if route.type == "mutate" else "validate", self.ctx,
-                                   route.expected_gvk)
+        outcome = review_admission(
+            review, "mutate" if route.type == "mutate" else "validate", self.ctx, route.expected_gvk
+        )
         response: JSONObject = outcome.response
         return response
 
@@ -47,8 +48,9 @@ class OfflineService:
             raise ValueError(exc.message) from None
 
 
-def review_behind_apiserver(doc: JSONObject, path: str, validation: FieldValidation, source: str,
-                            settings: Settings) -> tuple[JSONObject, bool]:
+def review_behind_apiserver(
+    doc: JSONObject, path: str, validation: FieldValidation, source: str, settings: Settings
+) -> tuple[JSONObject, bool]:
     """(the response review, allowed) of the AdmissionReview ``doc`` sent to the webhook at ``path``
     after what the API server does first (:func:`apiserver.request.prepare`): its refusal, uid
     echoed, when it refuses before the webhook; else the webhook's answer to the decoded objects,

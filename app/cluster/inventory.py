@@ -126,8 +126,12 @@ def object_path(kind: Kind, version: str, namespace: str, name: str) -> str:
 class RateLimiter:
     """At most ``qps`` requests a second, evenly spaced (0: no limit). Thread-safe."""
 
-    def __init__(self, qps: float, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        qps: float,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.interval = 1.0 / qps if qps > 0 else 0.0
         self.clock = clock
         self.sleep = sleep
@@ -152,8 +156,15 @@ class LimitedKube(Kube):
         super().__init__(api_client, **kwargs)
         self.limiter = limiter
 
-    def _send(self, method: str, path: str, query: list[tuple[str, str]] | None, body: Any,
-              content_type: str | None, timeout: float | tuple[float, float]) -> Any:
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None,
+        body: Any,
+        content_type: str | None,
+        timeout: float | tuple[float, float],
+    ) -> Any:
         self.limiter.wait()
         return super()._send(method, path, query, body, content_type, timeout)
 
@@ -168,8 +179,12 @@ class Connection:
 def connect(args: argparse.Namespace, qps: float = 0.0) -> Connection:
     """A client from ``--kubeconfig``/``--context`` (raises ``ConfigException`` without any config)."""
     api = load_api_client(args.kubeconfig, args.context)
-    kube = LimitedKube(api, RateLimiter(qps), backoff=Backoff(attempts=4, base=0.2, cap=2.0),
-                       request_timeout=args.request_timeout)
+    kube = LimitedKube(
+        api,
+        RateLimiter(qps),
+        backoff=Backoff(attempts=4, base=0.2, cap=2.0),
+        request_timeout=args.request_timeout,
+    )
     return Connection(kube, api, context_namespace(args.kubeconfig, args.context))
 
 
@@ -248,7 +263,9 @@ class Listing:
 class Progress:
     """``label: done/total`` rewritten in place on ``stream``, only when it is a terminal."""
 
-    def __init__(self, stream: TextIO | None = None, enabled: bool | None = None, interval: float = 0.1) -> None:
+    def __init__(
+        self, stream: TextIO | None = None, enabled: bool | None = None, interval: float = 0.1
+    ) -> None:
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty() if enabled is None else enabled
         self.interval = interval
@@ -279,10 +296,13 @@ def fail(command: str, message: str, err: TextIO | None = None) -> int:
     return EXIT_USAGE
 
 
-def cluster_failure(command: str, exc: ConfigException | ApiError, doing: str = "",
-                    err: TextIO | None = None) -> int:
+def cluster_failure(
+    command: str, exc: ConfigException | ApiError, doing: str = "", err: TextIO | None = None
+) -> int:
     """Say in one line why the cluster could not be used (:func:`certs.kubeerrors.describe`): exit 2."""
-    return fail(command, describe(exc) if isinstance(exc, ConfigException) else f"{doing}{describe(exc)}", err)
+    return fail(
+        command, describe(exc) if isinstance(exc, ConfigException) else f"{doing}{describe(exc)}", err
+    )
 
 
 def join(values: Sequence[str]) -> str:

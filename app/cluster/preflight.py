@@ -24,8 +24,10 @@ from kinds.registry import Kind
 
 TARGETS = ("1.5",)
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
-WEBHOOK_CONFIGURATIONS = (("MutatingWebhookConfiguration", f"{ADMISSION}/mutatingwebhookconfigurations"),
-                          ("ValidatingWebhookConfiguration", f"{ADMISSION}/validatingwebhookconfigurations"))
+WEBHOOK_CONFIGURATIONS = (
+    ("MutatingWebhookConfiguration", f"{ADMISSION}/mutatingwebhookconfigurations"),
+    ("ValidatingWebhookConfiguration", f"{ADMISSION}/validatingwebhookconfigurations"),
+)
 
 
 def findings_1_5(crds: Sequence[CrdInfo]) -> list[Finding]:
@@ -57,6 +59,7 @@ def _dynamo_rule(kind: Kind, version: str) -> Callable[[JsonObj], list[Finding]]
     def rule(obj: JsonObj) -> list[Finding]:
         obj.setdefault("apiVersion", f"{kind.group}/{version}")
         return rules.dynamo_object(kind.kind, obj)
+
     return rule
 
 
@@ -64,8 +67,14 @@ def _config_rule(kind: str) -> Callable[[JsonObj], list[Finding]]:
     return lambda obj: rules.webhook_configuration(kind, obj)
 
 
-def run(kube: Any, kinds: Sequence[Kind], namespace: str | None = None, *, page_size: int = 500,
-        progress: Progress | None = None) -> list[Finding]:
+def run(
+    kube: Any,
+    kinds: Sequence[Kind],
+    namespace: str | None = None,
+    *,
+    page_size: int = 500,
+    progress: Progress | None = None,
+) -> list[Finding]:
     """Every finding for the 1.5 upgrade; Dynamo objects and Pods in ``namespace`` (None: all)."""
     reader = Reader(kube, page_size, progress or Progress(enabled=False))
     found: list[Finding] = []
@@ -77,7 +86,9 @@ def run(kube: Any, kinds: Sequence[Kind], namespace: str | None = None, *, page_
             found += findings_1_5([crd])
         if crd.served and kind.kind in (rules.DGD, rules.DCD, rules.CHECKPOINT):
             version = crd.list_version
-            found += reader.each(kind.plural, inventory.collection_path(kind, version, namespace), _dynamo_rule(kind, version))
+            found += reader.each(
+                kind.plural, inventory.collection_path(kind, version, namespace), _dynamo_rule(kind, version)
+            )
     found += reader.each("pods", _pods_path(namespace), rules.pod)
     for config_kind, path in WEBHOOK_CONFIGURATIONS:
         found += reader.each(config_kind, path, _config_rule(config_kind))
@@ -92,8 +103,11 @@ def _table(findings: Iterable[Finding]) -> str:
 
 
 def _github(findings: Iterable[Finding]) -> str:
-    return "".join(f"::warning title={escape_property(f.subject)}::"
-                   f"{escape_data(f'{f.breaks}. Fix: {f.fix}. Source: {f.source}')}\n" for f in findings)
+    return "".join(
+        f"::warning title={escape_property(f.subject)}::"
+        f"{escape_data(f'{f.breaks}. Fix: {f.fix}. Source: {f.source}')}\n"
+        for f in findings
+    )
 
 
 def render(findings: Sequence[Finding], output: str, out: TextIO | None = None) -> None:

@@ -45,8 +45,14 @@ class Finding:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
 
     def as_json(self) -> dict[str, str]:
-        return {"kind": self.kind, "namespace": self.namespace, "name": self.name, "breaks": self.breaks,
-                "fix": self.fix, "source": self.source}
+        return {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "breaks": self.breaks,
+            "fix": self.fix,
+            "source": self.source,
+        }
 
 
 def _about(obj: JsonObj, kind: str, breaks: str, fix: str, source: str) -> Finding:
@@ -87,8 +93,11 @@ def components(kind: str, obj: JsonObj) -> list[Component]:
     if alpha:
         services = spec.get("services") or {}
         return [_component(str(n), s, alpha) for n, s in services.items() if isinstance(s, dict)]
-    return [_component(str(c.get("name", "")), c, alpha) for c in spec.get("components") or ()
-            if isinstance(c, dict)]
+    return [
+        _component(str(c.get("name", "")), c, alpha)
+        for c in spec.get("components") or ()
+        if isinstance(c, dict)
+    ]
 
 
 # --------------------------------------------------------------------------- object rules
@@ -96,9 +105,15 @@ def components(kind: str, obj: JsonObj) -> list[Component]:
 
 def checkpoint_object(obj: JsonObj) -> list[Finding]:
     """Every DynamoCheckpoint: 1.5 removes the kind and its CRD."""
-    return [_about(obj, CHECKPOINT, "the DynamoCheckpoint CRD is removed in 1.5; this checkpoint is not "
-                   "translated or restored", "capture a PodSnapshot instead and point checkpointRef at it",
-                   SNAPSHOT_PR)]
+    return [
+        _about(
+            obj,
+            CHECKPOINT,
+            "the DynamoCheckpoint CRD is removed in 1.5; this checkpoint is not translated or restored",
+            "capture a PodSnapshot instead and point checkpointRef at it",
+            SNAPSHOT_PR,
+        )
+    ]
 
 
 def checkpoint_users(kind: str, obj: JsonObj) -> list[Finding]:
@@ -107,14 +122,27 @@ def checkpoint_users(kind: str, obj: JsonObj) -> list[Finding]:
     for c in components(kind, obj):
         ref = c.checkpoint.get("checkpointRef")
         if ref:
-            out.append(_about(obj, kind, f"component {c.name}: checkpointRef {ref} names a DynamoCheckpoint; "
-                              "from 1.5 checkpointRef names a PodSnapshot",
-                              "capture a PodSnapshot and set checkpointRef to its name", SNAPSHOT_PR))
+            out.append(
+                _about(
+                    obj,
+                    kind,
+                    f"component {c.name}: checkpointRef {ref} names a DynamoCheckpoint; "
+                    "from 1.5 checkpointRef names a PodSnapshot",
+                    "capture a PodSnapshot and set checkpointRef to its name",
+                    SNAPSHOT_PR,
+                )
+            )
         elif c.checkpoint.get("enabled") is True:
-            out.append(_about(obj, kind, f"component {c.name}: checkpointing enabled; its DGD-managed "
-                              "DynamoCheckpoint is not carried over (1.5 captures a PodSnapshot again)",
-                              "expect a new capture after the upgrade, or disable checkpointing first",
-                              SNAPSHOT_PR))
+            out.append(
+                _about(
+                    obj,
+                    kind,
+                    f"component {c.name}: checkpointing enabled; its DGD-managed "
+                    "DynamoCheckpoint is not carried over (1.5 captures a PodSnapshot again)",
+                    "expect a new capture after the upgrade, or disable checkpointing first",
+                    SNAPSHOT_PR,
+                )
+            )
     return out
 
 
@@ -122,18 +150,33 @@ def epp_config(kind: str, obj: JsonObj) -> list[Finding]:
     """DGD components configuring the Go EPP (``eppConfig``), which 1.5 removes."""
     if kind != DGD:
         return []
-    return [_about(obj, kind, f"component {c.name}: eppConfig configures the Go EPP, removed in 1.5",
-                   "remove eppConfig (see the note for the EPP that replaces it)", NOTES_1_5)
-            for c in components(kind, obj) if c.spec.get("eppConfig") is not None]
+    return [
+        _about(
+            obj,
+            kind,
+            f"component {c.name}: eppConfig configures the Go EPP, removed in 1.5",
+            "remove eppConfig (see the note for the EPP that replaces it)",
+            NOTES_1_5,
+        )
+        for c in components(kind, obj)
+        if c.spec.get("eppConfig") is not None
+    ]
 
 
 def multinode_type(kind: str, obj: JsonObj) -> list[Finding]:
     """Components with ``multinode`` whose type is not worker, prefill or decode."""
-    return [_about(obj, kind, f"component {c.name}: multinode on a component of type {c.type or '(none)'}; "
-                   f"1.5 admits multinode only on {', '.join(MULTINODE_TYPES)}",
-                   "remove multinode from this component", NOTES_1_5)
-            for c in components(kind, obj)
-            if c.spec.get("multinode") is not None and c.type not in MULTINODE_TYPES]
+    return [
+        _about(
+            obj,
+            kind,
+            f"component {c.name}: multinode on a component of type {c.type or '(none)'}; "
+            f"1.5 admits multinode only on {', '.join(MULTINODE_TYPES)}",
+            "remove multinode from this component",
+            NOTES_1_5,
+        )
+        for c in components(kind, obj)
+        if c.spec.get("multinode") is not None and c.type not in MULTINODE_TYPES
+    ]
 
 
 def _env_places(node: Any, path: str) -> Iterator[str]:
@@ -141,7 +184,9 @@ def _env_places(node: Any, path: str) -> Iterator[str]:
     if isinstance(node, dict):
         for key, value in node.items():
             if key in ("env", "envs") and isinstance(value, list):
-                yield from (f"{path}.{key}" for e in value if isinstance(e, dict) and e.get("name") == STANDBY_ENV)
+                yield from (
+                    f"{path}.{key}" for e in value if isinstance(e, dict) and e.get("name") == STANDBY_ENV
+                )
             else:
                 yield from _env_places(value, f"{path}.{key}")
     elif isinstance(node, list):
@@ -155,8 +200,15 @@ def standby_env(kind: str, obj: JsonObj) -> list[Finding]:
     places = sorted(set(_env_places(obj.get("spec") or {}, "spec")))
     if not places:
         return []
-    return [_about(obj, kind, f"{STANDBY_ENV} is set ({', '.join(places)}); 1.5 removes it",
-                   f"remove {STANDBY_ENV} from the env", NOTES_1_5)]
+    return [
+        _about(
+            obj,
+            kind,
+            f"{STANDBY_ENV} is set ({', '.join(places)}); 1.5 removes it",
+            f"remove {STANDBY_ENV} from the env",
+            NOTES_1_5,
+        )
+    ]
 
 
 def dynamo_object(kind: str, obj: JsonObj) -> list[Finding]:
@@ -165,8 +217,12 @@ def dynamo_object(kind: str, obj: JsonObj) -> list[Finding]:
         return checkpoint_object(obj)
     if kind not in (DGD, DCD):
         return []
-    return [*checkpoint_users(kind, obj), *epp_config(kind, obj), *multinode_type(kind, obj),
-            *standby_env(kind, obj)]
+    return [
+        *checkpoint_users(kind, obj),
+        *epp_config(kind, obj),
+        *multinode_type(kind, obj),
+        *standby_env(kind, obj),
+    ]
 
 
 def pod(obj: JsonObj) -> list[Finding]:
@@ -178,16 +234,22 @@ def pod(obj: JsonObj) -> list[Finding]:
 
 def _removed_routes() -> dict[str, WebhookRoute]:
     """The served admission paths 1.5 drops: DGD and DCD validation at v1alpha1 paths."""
-    return {r.path: r for r in WEBHOOK_ROUTES
-            if r.type != "convert" and "v1alpha1" in r.path and set(r.kinds) & {DGD, DCD}}
+    return {
+        r.path: r
+        for r in WEBHOOK_ROUTES
+        if r.type != "convert" and "v1alpha1" in r.path and set(r.kinds) & {DGD, DCD}
+    }
 
 
 REMOVED_PATHS: dict[str, WebhookRoute] = _removed_routes()
 
 
 def _replacement(route: WebhookRoute) -> str:
-    beta = [r.path for r in WEBHOOK_ROUTES if r.type == route.type and r.kinds == route.kinds
-            and f"{GROUP}/v1beta1" in str(r.expected_gvk)]
+    beta = [
+        r.path
+        for r in WEBHOOK_ROUTES
+        if r.type == route.type and r.kinds == route.kinds and f"{GROUP}/v1beta1" in str(r.expected_gvk)
+    ]
     return f"point it at {beta[0]}" if beta else "point it at the kind's v1beta1 path"
 
 
@@ -204,8 +266,15 @@ def webhook_configuration(kind: str, obj: JsonObj) -> list[Finding]:
     for hook in obj.get("webhooks") or ():
         route = REMOVED_PATHS.get(_hook_path(hook))
         if route is not None:
-            out.append(_about(obj, kind, f"webhook {hook.get('name', '')} calls {route.path}, which 1.5 no "
-                              "longer serves", _replacement(route), NOTES_1_5))
+            out.append(
+                _about(
+                    obj,
+                    kind,
+                    f"webhook {hook.get('name', '')} calls {route.path}, which 1.5 no longer serves",
+                    _replacement(route),
+                    NOTES_1_5,
+                )
+            )
     return out
 
 
@@ -213,6 +282,12 @@ def stored_alpha(name: str, stored_versions: Sequence[str]) -> list[Finding]:
     """A CRD whose status.storedVersions still lists v1alpha1: 1.5 stores v1beta1 only."""
     if "v1alpha1" not in stored_versions:
         return []
-    return [Finding("CustomResourceDefinition", name,
-                    "status.storedVersions still lists v1alpha1; 1.5 promotes storage to v1beta1",
-                    "dynamo-webhook storage-migrate", NOTES_1_5)]
+    return [
+        Finding(
+            "CustomResourceDefinition",
+            name,
+            "status.storedVersions still lists v1alpha1; 1.5 promotes storage to v1beta1",
+            "dynamo-webhook storage-migrate",
+            NOTES_1_5,
+        )
+    ]

@@ -93,8 +93,11 @@ class ServiceRef:
 
     def names(self, service: Any) -> bool:
         """Whether a ``clientConfig.service`` stanza names this Service (any port or path)."""
-        return (isinstance(service, dict) and service.get("namespace") == self.namespace
-                and service.get("name") == self.name)
+        return (
+            isinstance(service, dict)
+            and service.get("namespace") == self.namespace
+            and service.get("name") == self.name
+        )
 
     @property
     def service(self) -> str:
@@ -111,8 +114,9 @@ class ServiceRef:
 def default_service() -> str:
     """The Service ``serve`` runs behind: its settings' variables, else the pod's namespace and the
     settings' defaults."""
-    namespace = (os.environ.get("DYNAMO_WEBHOOK_NAMESPACE") or in_cluster_namespace()
-                 or settings_default("namespace"))
+    namespace = (
+        os.environ.get("DYNAMO_WEBHOOK_NAMESPACE") or in_cluster_namespace() or settings_default("namespace")
+    )
     name = os.environ.get("DYNAMO_WEBHOOK_SERVICE_NAME") or settings_default("service_name")
     return f"{namespace}/{name}"
 
@@ -131,8 +135,10 @@ class Decision:
     def as_json(self) -> JsonObj:
         out: JsonObj = {"crd": self.crd, "action": self.action, "changed": self.done, "note": self.note}
         if self.crd_info is not None:
-            out.update(storageVersion=self.crd_info.storage_version,
-                       storedVersions=list(self.crd_info.stored_versions))
+            out.update(
+                storageVersion=self.crd_info.storage_version,
+                storedVersions=list(self.crd_info.stored_versions),
+            )
         if self.conflicts:
             out["conflicts"] = self.conflicts
         return out
@@ -149,11 +155,18 @@ def decide(name: str, crd: JsonObj | None, ours: ServiceRef, hand_over: ServiceR
     if conversion.get("strategy") != "Webhook" or not ours.names(client_config.get("service")):
         return Decision(name, "not-ours", f"not ours ({_describe(conversion)}): left as is", info)
     if hand_over is not None:
-        return Decision(name, "hand-over", f"conversion webhook handed over to {hand_over.endpoint} ({stored})", info)
+        return Decision(
+            name, "hand-over", f"conversion webhook handed over to {hand_over.endpoint} ({stored})", info
+        )
     if info.migrated:
         return Decision(name, "none", f"conversion set to None ({stored})", info)
-    return Decision(name, "refused", f"refused: {stored}, storage version {info.storage_version}: objects may "
-                    "still be stored in another version", info)
+    return Decision(
+        name,
+        "refused",
+        f"refused: {stored}, storage version {info.storage_version}: objects may "
+        "still be stored in another version",
+        info,
+    )
 
 
 def _describe(conversion: JsonObj) -> str:
@@ -247,14 +260,20 @@ class Release:
         conflicts = 0
         while decision.action in ("none", "hand-over"):
             try:
-                self.kube.merge_patch(crd_path(decision.crd), patch_for(decision, self.hand_over, self.ca_bundle))
+                self.kube.merge_patch(
+                    crd_path(decision.crd), patch_for(decision, self.hand_over, self.ca_bundle)
+                )
             except ApiError as err:
                 if not err.conflict and not err.not_found:
                     raise
                 conflicts += 1
                 if conflicts >= MAX_CONFLICTS:
-                    decision = Decision(decision.crd, "refused", f"refused: the CRD kept changing ({conflicts} "
-                                        "conflicts); left as is, run again", decision.crd_info)
+                    decision = Decision(
+                        decision.crd,
+                        "refused",
+                        f"refused: the CRD kept changing ({conflicts} conflicts); left as is, run again",
+                        decision.crd_info,
+                    )
                     break
                 decision = self._decide(decision.crd)  # changed or deleted meanwhile: decide again
                 continue
@@ -270,17 +289,21 @@ def render(decisions: Sequence[Decision], out: TextIO, *, dry_run: bool) -> None
     for d in decisions:
         note = d.note
         if d.action in ("none", "hand-over") and not d.done:
-            note = ("left as is (another CRD is refused); would be " if blocked else "dry run; would be ") + note
+            note = (
+                "left as is (another CRD is refused); would be " if blocked else "dry run; would be "
+            ) + note
         out.write(f"{d.crd}: {note}\n")
 
 
 def refusal_message(refused: Sequence[Decision], changed: Sequence[str]) -> str:
     crds = "; ".join(f"{d.crd}: {d.note.removeprefix('refused: ')}" for d in refused)
     done = f"changed meanwhile: {', '.join(changed)}" if changed else "no CRD changed"
-    return (f"refused ({done}): {crds}. Objects may still be stored in a version other than the storage "
-            "version, and without a converter they could not be read. Run `dynamo-webhook storage-migrate` first "
-            "(the deploy/tools/storage-migrate.yaml Job or the command line), or hand the conversion over to "
-            "another converter with --hand-over-to; then retry the uninstall")
+    return (
+        f"refused ({done}): {crds}. Objects may still be stored in a version other than the storage "
+        "version, and without a converter they could not be read. Run `dynamo-webhook storage-migrate` first "
+        "(the deploy/tools/storage-migrate.yaml Job or the command line), or hand the conversion over to "
+        "another converter with --hand-over-to; then retry the uninstall"
+    )
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -289,8 +312,9 @@ def cmd_release(args: argparse.Namespace) -> int:
         hand_over = ServiceRef.parse(args.hand_over_to, endpoint=True) if args.hand_over_to else None
         ca_secret = None
         if hand_over is not None and args.hand_over_ca_file is None:
-            ca_secret = ServiceRef.parse(args.hand_over_ca_secret or f"{hand_over.namespace}/{OPERATOR_SECRET}",
-                                         endpoint=False)
+            ca_secret = ServiceRef.parse(
+                args.hand_over_ca_secret or f"{hand_over.namespace}/{OPERATOR_SECRET}", endpoint=False
+            )
     except ValueError as exc:
         return fail(COMMAND, str(exc))
     if hand_over is None and (args.hand_over_ca_secret or args.hand_over_ca_file):
@@ -313,10 +337,19 @@ def cmd_release(args: argparse.Namespace) -> int:
     except ApiError as exc:
         return fail(COMMAND, api_failure(exc, release.changed))
     if args.output == "json":
-        sys.stdout.write(orjson.dumps({
-            "service": ours.service, "handOverTo": hand_over.endpoint if hand_over else None,
-            "dryRun": args.dry_run, "refused": bool(release.refused),
-            "crds": [d.as_json() for d in release.decisions]}, option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(
+            orjson.dumps(
+                {
+                    "service": ours.service,
+                    "handOverTo": hand_over.endpoint if hand_over else None,
+                    "dryRun": args.dry_run,
+                    "refused": bool(release.refused),
+                    "crds": [d.as_json() for d in release.decisions],
+                },
+                option=orjson.OPT_INDENT_2,
+            ).decode()
+            + "\n"
+        )
     else:
         render(release.decisions, sys.stdout, dry_run=args.dry_run)
     if release.refused:
@@ -329,6 +362,8 @@ def api_failure(err: ApiError, changed: Sequence[str]) -> str:
     """One line: what failed, the RBAC it takes when access was refused, and what was changed before."""
     text = describe(err)
     if err.status in (401, 403):
-        text += ("; it needs get and patch on the convertible CRDs (customresourcedefinitions.apiextensions.k8s.io, "
-                 "by name), and get on the CA Secret with --hand-over-to")
+        text += (
+            "; it needs get and patch on the convertible CRDs (customresourcedefinitions.apiextensions.k8s.io, "
+            "by name), and get on the CA Secret with --hand-over-to"
+        )
     return text + (f" (already changed: {', '.join(changed)})" if changed else " (no CRD changed)")

@@ -114,8 +114,12 @@ class State:
             or entry.get("generation") != crd.generation
             or entry.get("storageVersion") != crd.storage_version
         ):
-            entry = {"crd": crd.name, "generation": crd.generation, "storageVersion": crd.storage_version,
-                     "done": []}
+            entry = {
+                "crd": crd.name,
+                "generation": crd.generation,
+                "storageVersion": crd.storage_version,
+                "done": [],
+            }
             self.data["crds"][crd.uid] = entry
             self._dirty = True
         done = entry["done"]
@@ -192,8 +196,16 @@ class Rewrite:
 
 
 class Migrator:
-    def __init__(self, kube: Kube, state: State, *, dry_run: bool = False, page_size: int = 500,
-                 workers: int = 1, progress: Progress | None = None) -> None:
+    def __init__(
+        self,
+        kube: Kube,
+        state: State,
+        *,
+        dry_run: bool = False,
+        page_size: int = 500,
+        workers: int = 1,
+        progress: Progress | None = None,
+    ) -> None:
         self.kube = kube
         self.workers = workers
         self.state = state
@@ -216,7 +228,9 @@ class Migrator:
             elif not crd.served:
                 result.note = "no version of the CRD is served: its objects cannot be read"
             elif not crd.status_subresource:
-                result.note = "the storage version has no status subresource: objects cannot be rewritten unchanged"
+                result.note = (
+                    "the storage version has no status subresource: objects cannot be rewritten unchanged"
+                )
             else:
                 self._rewrite_all(kind, crd, result)
                 self._finish(crd, result)
@@ -312,8 +326,10 @@ class Migrator:
             )
             return
         if result.failed:
-            result.note = (f"storedVersions left at {join(crd.stored_versions)}: {len(result.failed)} object(s) "
-                           "could not be rewritten; fix them and run again")
+            result.note = (
+                f"storedVersions left at {join(crd.stored_versions)}: {len(result.failed)} object(s) "
+                "could not be rewritten; fix them and run again"
+            )
             return
         for _ in range(MAX_CONFLICTS):
             fresh = read_crd(self.kube, result.kind)
@@ -322,12 +338,19 @@ class Migrator:
                 return
             if fresh.generation != crd.generation or fresh.storage_version != crd.storage_version:
                 result.stored_after = fresh.stored_versions
-                result.note = (f"the CRD changed during the run (generation {crd.generation} -> {fresh.generation}): "
-                               "storedVersions left as is; run again")
+                result.note = (
+                    f"the CRD changed during the run (generation {crd.generation} -> {fresh.generation}): "
+                    "storedVersions left as is; run again"
+                )
                 return
-            patch = {"metadata": {"resourceVersion": fresh.resource_version}, "status": {"storedVersions": target}}
+            patch = {
+                "metadata": {"resourceVersion": fresh.resource_version},
+                "status": {"storedVersions": target},
+            }
             try:
-                self.kube.request("PATCH", crd_path(crd.name) + "/status", body=patch, content_type=MERGE_PATCH)
+                self.kube.request(
+                    "PATCH", crd_path(crd.name) + "/status", body=patch, content_type=MERGE_PATCH
+                )
             except ApiError as err:
                 if err.conflict:
                     continue
@@ -335,8 +358,10 @@ class Migrator:
             self.state.forget(crd)
             result.stored_after = tuple(target)
             result.stored_versions_set = True
-            result.note = (f"storedVersions set to {join(target)} (was {join(crd.stored_versions)}): "
-                           f"every object is stored as {GROUP}/{crd.storage_version}")
+            result.note = (
+                f"storedVersions set to {join(target)} (was {join(crd.stored_versions)}): "
+                f"every object is stored as {GROUP}/{crd.storage_version}"
+            )
             return
         result.note = "the CRD kept changing: storedVersions left as is; run again"
 
@@ -346,8 +371,10 @@ def render(results: Sequence[CrdResult], out: TextIO, *, dry_run: bool) -> None:
         if r.crd is None:
             out.write(f"{r.kind.crd_name}: {r.note}\n")
             continue
-        out.write(f"{r.kind.crd_name}: storage version {r.crd.storage_version}, storedVersions "
-                  f"{join(r.crd.stored_versions)}\n")
+        out.write(
+            f"{r.kind.crd_name}: storage version {r.crd.storage_version}, storedVersions "
+            f"{join(r.crd.stored_versions)}\n"
+        )
         if r.objects and not dry_run:
             out.write(
                 f"  {r.rewritten} of {r.objects} object(s) rewritten in {r.seconds:.1f} s ({r.earlier} by an earlier "
@@ -373,8 +400,14 @@ def cmd_storage_migrate(args: argparse.Namespace) -> int:
     try:
         conn = connect(args, qps=args.qps)
         with state.opened():
-            migrator = Migrator(conn.kube, state, dry_run=args.dry_run, page_size=args.page_size,
-                                workers=args.workers, progress=Progress())
+            migrator = Migrator(
+                conn.kube,
+                state,
+                dry_run=args.dry_run,
+                page_size=args.page_size,
+                workers=args.workers,
+                progress=Progress(),
+            )
             for kind in kinds:
                 results.append(migrator.migrate(kind))
     except Busy as exc:
@@ -383,13 +416,19 @@ def cmd_storage_migrate(args: argparse.Namespace) -> int:
         render(results, sys.stdout, dry_run=args.dry_run)
         return cluster_failure("storage-migrate", exc, "stopped: ")
     except KeyboardInterrupt:
-        sys.stderr.write("dynamo-webhook storage-migrate: interrupted; progress is saved, run again to continue\n")
+        sys.stderr.write(
+            "dynamo-webhook storage-migrate: interrupted; progress is saved, run again to continue\n"
+        )
         return EXIT_INTERRUPTED
     finally:
         signal.signal(signal.SIGTERM, previous)
     if args.output == "json":
-        sys.stdout.write(orjson.dumps({"dryRun": args.dry_run, "crds": [r.as_json() for r in results]},
-                                      option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(
+            orjson.dumps(
+                {"dryRun": args.dry_run, "crds": [r.as_json() for r in results]}, option=orjson.OPT_INDENT_2
+            ).decode()
+            + "\n"
+        )
     else:
         render(results, sys.stdout, dry_run=args.dry_run)
     if args.dry_run:

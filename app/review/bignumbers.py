@@ -212,7 +212,7 @@ def _restored(doc: Any, tag: str, count: int) -> Any:
     """``doc`` with its ``count`` stand-ins (strings that start with ``tag``) put back as
     :class:`OutOfRange`, in place; the walk stops at the last."""
     if type(doc) is str:
-        return OutOfRange(doc[len(tag):]) if doc.startswith(tag) else doc
+        return OutOfRange(doc[len(tag) :]) if doc.startswith(tag) else doc
     left = count
     stack = [doc]
     while left and stack:
@@ -220,7 +220,7 @@ def _restored(doc: Any, tag: str, count: int) -> Any:
         for key, child in node.items() if type(node) is dict else enumerate(node):
             if type(child) is str:
                 if child.startswith(tag):
-                    node[key] = OutOfRange(child[len(tag):])
+                    node[key] = OutOfRange(child[len(tag) :])
                     left -= 1
                     if not left:
                         break
@@ -260,7 +260,9 @@ def _past(literals: Iterable[str | bytes]) -> int:
     return list(map(abs, map(float, literals))).count(math.inf)
 
 
-def _checked(parts: list[bytes | None], body: bytes | bytearray | memoryview, first: orjson.JSONDecodeError) -> Any:
+def _checked(
+    parts: list[bytes | None], body: bytes | bytearray | memoryview, first: orjson.JSONDecodeError
+) -> Any:
     """The pieces of a body joined and decoded; when they do not decode, the body's refusal."""
     try:
         return orjson.loads(b"".join(filter(None, parts)))

@@ -42,7 +42,6 @@ _CONTAINER_LISTS = frozenset(("containers", "initContainers", "ephemeralContaine
 _REPLICA_FIELDS = frozenset(("componentKind", "componentName", "replicas", "updatedReplicas"))
 
 
-
 @dataclass(frozen=True)
 class Context:
     """What is being normalised: the root object, or a payload carried by such an object."""
@@ -167,7 +166,11 @@ ARTEFACTS: tuple[tuple[str, Rule], ...] = (
             c.kind == KIND_DGDR
             and v == ""
             and (
-                (c.payload is None and c.version == ALPHA_API_VERSION and p == ("status", "deployment", "state"))
+                (
+                    c.payload is None
+                    and c.version == ALPHA_API_VERSION
+                    and p == ("status", "deployment", "state")
+                )
                 or (c.payload == "status" and c.version == HUB_API_VERSION and p == ("deployment", "state"))
             )
         ),
@@ -286,8 +289,9 @@ def _norm_payload(key: str, raw: str, ctx: Context) -> Any:
     except orjson.JSONDecodeError:
         return raw
     kind, part = PAYLOAD_KEYS[key]
-    pctx = Context(kind=kind, version=ctx.version, payload=part, epp_zero=ctx.epp_zero,
-                   omitted_zero=ctx.omitted_zero)
+    pctx = Context(
+        kind=kind, version=ctx.version, payload=part, epp_zero=ctx.epp_zero, omitted_zero=ctx.omitted_zero
+    )
     out = _norm(parsed, (), pctx)
     return out
 
@@ -307,8 +311,12 @@ def normalize(obj: Any, *, epp_zero: bool = False, omitted_zero: bool = False) -
     (``volumeMounts[].useAsCompilationCache: false``), and read their absence as the same zero."""
     if not isinstance(obj, dict):
         return _norm(obj, (), Context("", "", epp_zero=epp_zero, omitted_zero=omitted_zero))
-    ctx = Context(kind=str(obj.get("kind", "")), version=str(obj.get("apiVersion", "")), epp_zero=epp_zero,
-                  omitted_zero=omitted_zero)
+    ctx = Context(
+        kind=str(obj.get("kind", "")),
+        version=str(obj.get("apiVersion", "")),
+        epp_zero=epp_zero,
+        omitted_zero=omitted_zero,
+    )
     return _norm(obj, (), ctx)
 
 

@@ -253,7 +253,11 @@ def review_conversion_body(body: Buffer, stop: Callable[[], bool] | None = None)
         _check_rest(body, spans, decoded)
         return Outcome(
             conversion_review(env.api_version, env.uid, None, exc.message),
-            uid=env.uid, allowed=False, code=exc.code, message=exc.message, operation="CONVERT",
+            uid=env.uid,
+            allowed=False,
+            code=exc.code,
+            message=exc.message,
+            operation="CONVERT",
         )
     return Outcome(
         b"",

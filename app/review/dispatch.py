@@ -41,6 +41,7 @@ from gocompat.jsonvalue import json_type
 
 log = logging.getLogger("dynamo_webhook.review")
 
+
 @dataclass(slots=True, init=False)
 class Outcome:
     """The encoded answer plus what the log line and metrics need. Its ``__init__`` is written
@@ -104,7 +105,10 @@ class Outcome:
 
 
 def review_admission(
-    doc: Any, review_type: Literal["validate", "mutate"], ctx: AdmissionContext, expected_gvk: GVK | None = None
+    doc: Any,
+    review_type: Literal["validate", "mutate"],
+    ctx: AdmissionContext,
+    expected_gvk: GVK | None = None,
 ) -> Outcome:
     """Answer one AdmissionReview document. Raises ``BadRequest`` only when ``doc`` is no review."""
     env = read_admission_review(doc)
@@ -142,7 +146,9 @@ def _admit(
     a double's range (:mod:`app.review.bignumbers`), which no object may hold."""
     problem, spec_decodes = _problem_and_spec_decodes(inp)
     if problem is None and big_numbers:
-        problem = _big_number(inp.object, "request.object") or _big_number(inp.old_object, "request.oldObject")
+        problem = _big_number(inp.object, "request.object") or _big_number(
+            inp.old_object, "request.oldObject"
+        )
     if problem is not None:
         # The operator decodes objects into typed structs first: a value of the wrong JSON
         # type, or one its Go type's own decoder refuses, is answered with a 400 before any rule
@@ -260,9 +266,15 @@ def converted_with_direction(
             raise ConversionFailure(f"{exc} ({describe_object(obj, index)})") from exc
         log.error(
             "converter failed",
-            extra={"object": describe_object(obj, index), "error": repr(exc), "traceback": traceback.format_exc()},
+            extra={
+                "object": describe_object(obj, index),
+                "error": repr(exc),
+                "traceback": traceback.format_exc(),
+            },
         )
-        raise ConversionFailure(f"internal error occurred during conversion ({describe_object(obj, index)})") from exc
+        raise ConversionFailure(
+            f"internal error occurred during conversion ({describe_object(obj, index)})"
+        ) from exc
     if out is not obj:
         _restore_metadata(obj, out)
     source = str(obj.get("apiVersion", "")).rpartition("/")[2]
@@ -302,10 +314,17 @@ def review_conversion(doc: Any) -> Outcome:
     except ReviewFailure as exc:
         return Outcome(
             conversion_review(env.api_version, env.uid, None, exc.message),
-            uid=env.uid, allowed=False, code=exc.code, message=exc.message, operation="CONVERT",
+            uid=env.uid,
+            allowed=False,
+            code=exc.code,
+            message=exc.message,
+            operation="CONVERT",
         )
     kinds = sorted({k for k, _ in done})
     return Outcome(
         conversion_review_encoded(env.api_version, env.uid, encoded),
-        uid=env.uid, kind=",".join(kinds), operation="CONVERT", conversions=done,
+        uid=env.uid,
+        kind=",".join(kinds),
+        operation="CONVERT",
+        conversions=done,
     )

@@ -235,7 +235,9 @@ def _gvk(value: Any, field: str, required: bool) -> GVK | None:
                 gvk = _gvks[named] = GVK(group, version, kind)
             return gvk
     if not isinstance(value, dict):
-        raise InvalidRequest(f"{field}: expected an object with group, version and kind, got {json_type(value)}")
+        raise InvalidRequest(
+            f"{field}: expected an object with group, version and kind, got {json_type(value)}"
+        )
     parts = []
     for key in ("group", "version", "kind"):
         part = value.get(key, "")
@@ -297,7 +299,9 @@ def _object(request: JSONObject, key: str) -> JSONObject | None:
         for sub in ("name", "namespace"):
             part = meta.get(sub)
             if part is not None and not isinstance(part, str):
-                raise InvalidRequest(f"request.{key}.metadata.{sub}: expected a string, got {json_type(part)}")
+                raise InvalidRequest(
+                    f"request.{key}.metadata.{sub}: expected a string, got {json_type(part)}"
+                )
     return value
 
 

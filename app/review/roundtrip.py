@@ -29,8 +29,10 @@ def other_version(api_version: str) -> str:
 
 
 def roundtrip_problems(
-    body: dict[str, Any], convert: Callable[[dict[str, Any], str], dict[str, Any]] = convert_one,
-    *, added: bool = True,
+    body: dict[str, Any],
+    convert: Callable[[dict[str, Any], str], dict[str, Any]] = convert_one,
+    *,
+    added: bool = True,
 ) -> list[str]:
     """Field paths that do not survive a trip through the other version and back (``convert`` is
     :func:`convert_one` or a caching equivalent); without ``added``, only fields of ``body`` lost or
@@ -45,6 +47,9 @@ def roundtrip_problems(
         return []
     # EPP plugins come back with their Go zero values, omitempty fields without theirs: neither is
     # a loss (compare.normalize)
-    problems: list[str] = diff_paths(normalize(body, epp_zero=True, omitted_zero=True),
-                                     normalize(back, epp_zero=True, omitted_zero=True), added=added)
+    problems: list[str] = diff_paths(
+        normalize(body, epp_zero=True, omitted_zero=True),
+        normalize(back, epp_zero=True, omitted_zero=True),
+        added=added,
+    )
     return problems

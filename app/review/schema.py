@@ -56,6 +56,7 @@ Skeleton = dict[str, Any]
 # bound would round 2**63 - 1 up and let 2**63 pass), floats for float32.
 _Bounds = tuple[int | float, int | float]
 
+
 class _Node:
     """A compiled skeleton node: the exact Python types a value may have (None: anything), and
     the child nodes of its members or items. ``leaf`` nodes have no children to visit.
@@ -77,7 +78,9 @@ class _Node:
     def __init__(self, skel: Skeleton) -> None:
         expected = skel.get("t")
         self.expected: str = expected or ""
-        self.accepted: frozenset[type] | None = None if "x" in skel or not expected else _ACCEPTED.get(expected)
+        self.accepted: frozenset[type] | None = (
+            None if "x" in skel or not expected else _ACCEPTED.get(expected)
+        )
         self.integral = expected == "integer"  # a float with an integral value also decodes into an int
         self.bounds: _Bounds | None = _BOUNDS.get(skel.get("f", ""))
         self.go = (skel.get("g", ""), skel.get("f", ""))

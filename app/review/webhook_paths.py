@@ -13,6 +13,7 @@ from kinds import REGISTRY
 
 ReviewType = Literal["validate", "mutate", "convert"]
 
+
 @dataclass(frozen=True, slots=True)
 class WebhookRoute:
     path: str
@@ -28,9 +29,7 @@ def _routes() -> tuple[WebhookRoute, ...]:
         WebhookRoute("/convert", "convert"),
     )
     per_kind = tuple(
-        WebhookRoute(
-            hook.path, hook.type, kind.gvk(hook.version) if hook.guarded else None, (kind.kind,)
-        )
+        WebhookRoute(hook.path, hook.type, kind.gvk(hook.version) if hook.guarded else None, (kind.kind,))
         for review_type in ("validate", "mutate")
         for kind in REGISTRY
         for hook in kind.webhooks

@@ -302,7 +302,8 @@ class Reservation:
             raise budget.refuse(413, reason)
         if not budget.try_reserve(self.lane, more):
             raise budget.refuse(
-                503, f"the server's memory budget ({budget.total // MiB} MiB) is in use by other requests; retry"
+                503,
+                f"the server's memory budget ({budget.total // MiB} MiB) is in use by other requests; retry",
             )
         self.held += more
 

@@ -98,7 +98,12 @@ class Limits:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
-        return cls(settings.max_connections, settings.header_timeout, settings.send_timeout, settings.max_header_bytes)
+        return cls(
+            settings.max_connections,
+            settings.header_timeout,
+            settings.send_timeout,
+            settings.max_header_bytes,
+        )
 
 
 class WatchedConnection(Protocol):
@@ -169,10 +174,16 @@ class ConnectionWatch:
         self.resolution = min(MAX_RESOLUTION, min(limits.header_timeout, limits.send_timeout) / 10)
         self._timer: asyncio.TimerHandle | None = None
         self._over_limit = Throttled(logging.WARNING, "connection limit reached: new connections closed")
-        self._slow_headers = Throttled(logging.INFO, "request headers not received in time: connections closed")
-        self._slow_handshakes = Throttled(logging.INFO, "TLS handshake not finished in time: connections closed")
+        self._slow_headers = Throttled(
+            logging.INFO, "request headers not received in time: connections closed"
+        )
+        self._slow_handshakes = Throttled(
+            logging.INFO, "TLS handshake not finished in time: connections closed"
+        )
         self._unread = Throttled(logging.WARNING, "answer not taken by the client in time: connections reset")
-        self._large_heads = Throttled(logging.WARNING, "request head too large: answered 431 or 414, connections closed")
+        self._large_heads = Throttled(
+            logging.WARNING, "request head too large: answered 431 or 414, connections closed"
+        )
 
     def open(self) -> int:
         """Connections open: established ones and handshakes in progress."""
@@ -316,7 +327,11 @@ class ServingLoop(uvloop.Loop):
     watches: list[ConnectionWatch]
 
     async def create_server(  # type: ignore[override]
-        self, protocol_factory: Callable[[], Any], *args: Any, ssl: ssl.SSLContext | None = None, **kwargs: Any
+        self,
+        protocol_factory: Callable[[], Any],
+        *args: Any,
+        ssl: ssl.SSLContext | None = None,
+        **kwargs: Any,
     ) -> Any:
         if ssl is None:
             return await super().create_server(protocol_factory, *args, **kwargs)

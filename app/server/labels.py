@@ -56,7 +56,10 @@ def _directions(served: tuple[str, ...]) -> list[str]:
 #: versions a convertible kind serves (the same version twice too: an object already in the
 #: desired version is passed through and counted).
 CONVERSION_KEYS: dict[tuple[str, str], tuple[str, str]] = {
-    (k.kind, direction): (k.kind, direction) for k in REGISTRY if k.convertible for direction in _directions(k.served)
+    (k.kind, direction): (k.kind, direction)
+    for k in REGISTRY
+    if k.convertible
+    for direction in _directions(k.served)
 }
 
 
@@ -87,4 +90,3 @@ def conversion_key(key: tuple[str, str]) -> tuple[str, str]:
     if known is not None:
         return known
     return (_KIND.get(key[0], OTHER), OTHER)
-

@@ -69,7 +69,11 @@ def metrics_answer(registry: Any, request: Request) -> tuple[int, list[tuple[str
     if request.path != "/metrics":
         return 404, [("Content-Type", "text/plain; charset=utf-8")], b"Not Found: only /metrics is served\n"
     if request.method not in ("GET", "HEAD"):
-        return 405, [("Allow", "GET, HEAD"), ("Content-Type", "text/plain; charset=utf-8")], b"Method Not Allowed\n"
+        return (
+            405,
+            [("Allow", "GET, HEAD"), ("Content-Type", "text/plain; charset=utf-8")],
+            b"Method Not Allowed\n",
+        )
     names = parse_qs(request.query).get("name[]")
     if names:
         registry = registry.restricted_registry(names)
@@ -159,7 +163,9 @@ class MetricsServer:
             return False
         status, headers, body = metrics_answer(self.registry, request)
         keep_alive = request.keep_alive and not request.has_body
-        await self._send(writer, status, headers, b"" if request.method == "HEAD" else body, keep_alive, len(body))
+        await self._send(
+            writer, status, headers, b"" if request.method == "HEAD" else body, keep_alive, len(body)
+        )
         return keep_alive
 
     async def _send(

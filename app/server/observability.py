@@ -139,7 +139,11 @@ class JSONFormatter(logging.Formatter):
     Encoded with orjson, with the second-resolution part of the timestamp cached: the review
     log line is written once per request, so its cost is part of every answer's latency."""
 
-    _skip = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()) | {"message", "asctime", "color_message"}
+    _skip = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()) | {
+        "message",
+        "asctime",
+        "color_message",
+    }
 
     def __init__(self) -> None:
         super().__init__()

@@ -106,8 +106,12 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         message = f"no such path: {path}"
     else:
         message = str(exc.detail)
-    return Response(orjson.dumps({"error": message, "code": exc.status_code}), status_code=exc.status_code,
-                    headers=headers, media_type="application/json")
+    return Response(
+        orjson.dumps({"error": message, "code": exc.status_code}),
+        status_code=exc.status_code,
+        headers=headers,
+        media_type="application/json",
+    )
 
 
 def _is_json(content_type: str | None) -> bool:
@@ -255,7 +259,9 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
     def decode_and_answer(body: bytes | bytearray) -> Outcome:
         return answer(parse_json(body))
 
-    def answer_large(body: bytes | bytearray, gone: Callable[[], bool] | None) -> Outcome | BadRequest | Abandoned:
+    def answer_large(
+        body: bytes | bytearray, gone: Callable[[], bool] | None
+    ) -> Outcome | BadRequest | Abandoned:
         # A ConversionReview is read one object at a time (app.review.conversion_stream), given up
         # between objects once its caller has gone; an AdmissionReview decoded whole, which is
         # garbage once answered. A refusal is returned, without its traceback: raised across the
@@ -268,7 +274,9 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
         finally:
             memory.release()
 
-    async def review(scope: Scope, receive: Receive, reservation: Reservation, progress: _Progress) -> Outcome:
+    async def review(
+        scope: Scope, receive: Receive, reservation: Reservation, progress: _Progress
+    ) -> Outcome:
         content_type, declared = _body_headers(scope)
         if not _is_json(content_type):
             raise BadRequest(f"unsupported Content-Type {content_type!r}: expected application/json", 415)
@@ -302,7 +310,11 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
                 tally.rejected(exc.code, bad_request=bad_request)
                 log.warning(
                     "request rejected" if bad_request else "request refused: memory budget",
-                    extra={"webhook": path, "code": exc.code, "error": log_value(exc.message, LOG_DETAIL_CHARS)},
+                    extra={
+                        "webhook": path,
+                        "code": exc.code,
+                        "error": log_value(exc.message, LOG_DETAIL_CHARS),
+                    },
                 )
                 # A body not read to its end (408, 413, 415, 503, a bad Content-Length) leaves the
                 # rest of it on the connection: answered with the connection closed after.
@@ -311,7 +323,10 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
                 return
             except (ClientDisconnect, CallerGone, Abandoned) as exc:
                 tally.rejected(499, bad_request=False)
-                log.info("caller gone: review dropped", extra={"webhook": path, "error": str(exc) or type(exc).__name__})
+                log.info(
+                    "caller gone: review dropped",
+                    extra={"webhook": path, "error": str(exc) or type(exc).__name__},
+                )
                 await _answer(send, 499, b"", json=False)
                 return
             finally:
@@ -349,8 +364,10 @@ def _record(tally: PathTally, review_type: ReviewType, outcome: Outcome, elapsed
     else:
         tally.admission(elapsed, outcome.kind, outcome.operation, outcome.allowed, outcome.code)
     uid, kind, operation = outcome.uid, outcome.kind, outcome.operation
-    obj = "" if review_type == "convert" else (
-        f"{outcome.namespace}/{outcome.name}" if outcome.namespace else outcome.name
+    obj = (
+        ""
+        if review_type == "convert"
+        else (f"{outcome.namespace}/{outcome.name}" if outcome.namespace else outcome.name)
     )
     if len(uid) + len(kind) + len(operation) + len(obj) > LOG_VALUE_CHARS:
         # Only then can one of the request's values be longer than the line carries.
@@ -408,7 +425,11 @@ def create_app(state: AppState) -> FastAPI:
                     task.cancel()
 
     app = WebhookApp(
-        title="dynamo-webhook", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan,
+        title="dynamo-webhook",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=lifespan,
         exception_handlers={HTTPException: _http_error},
     )
     app.state.webhook = state
@@ -433,7 +454,10 @@ def create_app(state: AppState) -> FastAPI:
         return Response(await anyio.to_thread.run_sync(metrics_payload), media_type=CONTENT_TYPE_LATEST)
 
     app.review_endpoints = {r.path: _review_endpoint(r, state) for r in WEBHOOK_ROUTES}
-    routes = [Route(path, _ReviewRoute(endpoint), methods=["POST"]) for path, endpoint in app.review_endpoints.items()]
+    routes = [
+        Route(path, _ReviewRoute(endpoint), methods=["POST"])
+        for path, endpoint in app.review_endpoints.items()
+    ]
     routes += [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),

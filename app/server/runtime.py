@@ -76,7 +76,9 @@ def bind_https(settings: Settings) -> socket.socket:
         sock.listen(BACKLOG)
     except OSError as exc:
         sock.close()
-        raise bind_error("HTTPS", host, port, exc, "choose another port with --port or another address with --host") from exc
+        raise bind_error(
+            "HTTPS", host, port, exc, "choose another port with --port or another address with --host"
+        ) from exc
     sock.set_inheritable(True)
     return sock
 
@@ -84,7 +86,10 @@ def bind_https(settings: Settings) -> socket.socket:
 def print_curl_hint(settings: Settings, ca_file: Path, port: int) -> None:
     """Say that the server is up and how to try it (``print_curl``; once both ports are bound)."""
     if settings.print_curl:
-        print("dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file, port) + "\n", flush=True)
+        print(
+            "dynamo-webhook is serving HTTPS. Try it:\n\n  " + curl_hint(settings, ca_file, port) + "\n",
+            flush=True,
+        )
 
 
 def curl_hint(settings: Settings, ca_file: Path, port: int | None = None) -> str:
@@ -117,7 +122,9 @@ def start_metrics_server(settings: Settings, registry: Any = None) -> MetricsSer
             host, settings.metrics_port, registry or REGISTRY, settings.header_timeout, settings.send_timeout
         )
     except OSError as exc:
-        flags = "choose another port with --metrics-port (0 turns it off) or another address with --metrics-host"
+        flags = (
+            "choose another port with --metrics-port (0 turns it off) or another address with --metrics-host"
+        )
         raise bind_error("metrics", host, settings.metrics_port, exc, flags) from exc
 
 
@@ -137,7 +144,9 @@ def prepare_certificates(settings: Settings) -> tuple[Path, Path, Path]:
     cert_dir = settings.cert_dir
     cert_file, key_file, ca_file = cert_dir / "tls.crt", cert_dir / "tls.key", cert_dir / "ca.crt"
     if settings.cert_mode == "dev":
-        result = ensure_dev_certs(cert_dir, settings.service_name, settings.namespace, settings.cluster_domain)
+        result = ensure_dev_certs(
+            cert_dir, settings.service_name, settings.namespace, settings.cluster_domain
+        )
         if result.generated:
             log.info("generated a self-signed CA and serving certificate", extra={"cert_dir": str(cert_dir)})
     return cert_file, key_file, ca_file
@@ -244,7 +253,10 @@ class DrainingServer(uvicorn.Server):
             self.should_exit = True
             return
         self.state.draining = True
-        log.info("shutting down: readiness is now false", extra={"signal": sig, "drain_seconds": self.drain_seconds})
+        log.info(
+            "shutting down: readiness is now false",
+            extra={"signal": sig, "drain_seconds": self.drain_seconds},
+        )
         if self.drain_seconds > 0:
             self.drain_until = time.monotonic() + self.drain_seconds
         else:

@@ -54,8 +54,13 @@ def serve(settings: Settings) -> int:
         reloader = CertReloader(cert_file, key_file, settings.cert_reload_interval)
         reloader.load()
     except Exception as exc:
-        log.error("cannot load a serving certificate", extra={"cert_dir": str(settings.cert_dir), "error": str(exc)})
-        print(f"dynamo-webhook: cannot load a serving certificate from {settings.cert_dir}: {exc}", file=sys.stderr)
+        log.error(
+            "cannot load a serving certificate", extra={"cert_dir": str(settings.cert_dir), "error": str(exc)}
+        )
+        print(
+            f"dynamo-webhook: cannot load a serving certificate from {settings.cert_dir}: {exc}",
+            file=sys.stderr,
+        )
         return 1
     try:
         sock, _ = bind_ports(settings)
@@ -68,7 +73,10 @@ def serve(settings: Settings) -> int:
     state.background.append(reloader.watch)
     config = uvicorn_config(settings, create_app(state), reloader, cert_file, key_file)
     server = DrainingServer(
-        config, state, settings.drain_seconds, hangup=reloader.reread,
+        config,
+        state,
+        settings.drain_seconds,
+        hangup=reloader.reread,
         started=lambda: print_curl_hint(settings, ca_file, port),
     )
     memory.tune_gc(settings.gc_threshold)

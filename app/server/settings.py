@@ -53,17 +53,29 @@ class Settings(BaseSettings):
         "user Secret (only CRD conversion bundles are injected).",
     )
     cert_wait_timeout: float = Field(
-        300.0, gt=0, description="Seconds serve waits at start for the cert loop to produce a pair (auto/manual)."
+        300.0,
+        gt=0,
+        description="Seconds serve waits at start for the cert loop to produce a pair (auto/manual).",
     )
     kubeconfig: Path | None = Field(
-        None, description="Kubeconfig for the cert loop and lease watcher (default: in-cluster when available)."
+        None,
+        description="Kubeconfig for the cert loop and lease watcher (default: in-cluster when available).",
     )
-    service_name: str = Field("dynamo-operator-webhook-service", description="Service name used in cert SANs.")
-    namespace: str = Field("dynamo-system", description="Namespace of the service (cert SANs, Secret, labels).")
+    service_name: str = Field(
+        "dynamo-operator-webhook-service", description="Service name used in cert SANs."
+    )
+    namespace: str = Field(
+        "dynamo-system", description="Namespace of the service (cert SANs, Secret, labels)."
+    )
     cluster_domain: str = Field("cluster.local", description="Cluster DNS domain used in cert SANs.")
-    secret_name: str = Field("webhook-server-cert", description="Secret holding the serving cert (auto/manual).")
+    secret_name: str = Field(
+        "webhook-server-cert", description="Secret holding the serving cert (auto/manual)."
+    )
     metrics_port: int = Field(
-        8080, ge=0, le=65535, description="Plain-HTTP port serving /metrics (0 disables; /metrics is also on HTTPS)."
+        8080,
+        ge=0,
+        le=65535,
+        description="Plain-HTTP port serving /metrics (0 disables; /metrics is also on HTTPS).",
     )
     metrics_host: str | None = Field(
         None, description="Address the plain-HTTP metrics server binds to (default: the --host address)."
@@ -89,9 +101,13 @@ class Settings(BaseSettings):
         description="Allocations between two collections of the garbage collector's youngest generation "
         "(Python's default is 700; 0 keeps it). Start-up objects are frozen out of collection either way.",
     )
-    log_format: Literal["json", "text"] = Field("json", description="Log format: json (one object per line) or text.")
+    log_format: Literal["json", "text"] = Field(
+        "json", description="Log format: json (one object per line) or text."
+    )
     log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="Log level.")
-    max_admission_bytes: int = Field(7 * MiB, gt=0, description="Largest AdmissionReview body accepted (413 above).")
+    max_admission_bytes: int = Field(
+        7 * MiB, gt=0, description="Largest AdmissionReview body accepted (413 above)."
+    )
     max_conversion_bytes: int = Field(
         64 * MiB, gt=0, description="Largest ConversionReview body accepted (413 above)."
     )
@@ -102,7 +118,11 @@ class Settings(BaseSettings):
         "answering them); past it a request waits unread, then gets a 503. Default: the cgroup's memory "
         "limit shared among the workers, less 128 MiB each (512 MiB without a limit).",
     )
-    body_timeout: float = Field(30.0, gt=0, description="Seconds allowed to receive a request body (408 after, at most a second later).")
+    body_timeout: float = Field(
+        30.0,
+        gt=0,
+        description="Seconds allowed to receive a request body (408 after, at most a second later).",
+    )
     header_timeout: float = Field(
         10.0,
         gt=0,
@@ -128,17 +148,22 @@ class Settings(BaseSettings):
         description="Connections open at once per server process (TLS handshakes included); a connection "
         "beyond is closed as soon as it is accepted.",
     )
-    feature_grove: bool = Field(False, description="Feature gate Grove (upstream default without a cluster: off).")
+    feature_grove: bool = Field(
+        False, description="Feature gate Grove (upstream default without a cluster: off)."
+    )
     feature_checkpoint: bool = Field(False, description="Feature gate Checkpoint (default off).")
     feature_gpu_discovery: bool = Field(True, description="Feature gate GPUDiscovery (default on).")
     operator_principal: str = Field(
-        DEFAULT_OPERATOR_PRINCIPAL, description="Username of the operator's service account (replica-lock exemption)."
+        DEFAULT_OPERATOR_PRINCIPAL,
+        description="Username of the operator's service account (replica-lock exemption).",
     )
     planner_service_account: str = Field(
         DEFAULT_PLANNER_SERVICE_ACCOUNT,
         description="Name of the planner's service account, in any namespace (replica-lock exemption; empty: none).",
     )
-    operator_version: str = Field("0.1.0", description="Operator version (semver) used by version-dependent rules.")
+    operator_version: str = Field(
+        "0.1.0", description="Operator version (semver) used by version-dependent rules."
+    )
     dgdr_default_image: str = Field("", description="Default profiler image for DGDRs (empty: derived).")
     print_curl: bool = Field(True, description="Print a ready-to-paste curl command when serving.")
 
@@ -223,7 +248,8 @@ def add_admission_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of :data:`ADMISSION_FIELDS`, in a group of their own, for a command that applies the
     rules as ``serve`` does."""
     group = parser.add_argument_group(
-        "rule settings (as for serve: the flag, else its DYNAMO_WEBHOOK_* variable, else the default)")
+        "rule settings (as for serve: the flag, else its DYNAMO_WEBHOOK_* variable, else the default)"
+    )
     add_settings_arguments(group, only=ADMISSION_FIELDS)
 
 
@@ -231,9 +257,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     """The settings of a command: each flag given, else its variable, else its default. A value that
     is not valid is a :class:`ValueError` naming its flag and variable, on one line."""
     overrides = {
-        name: getattr(args, name)
-        for name in Settings.model_fields
-        if getattr(args, name, None) is not None
+        name: getattr(args, name) for name in Settings.model_fields if getattr(args, name, None) is not None
     }
     try:
         return Settings(**overrides)

@@ -122,7 +122,11 @@ class CertReloader:
     """Owns the serving certificate of one server process."""
 
     def __init__(
-        self, cert_file: Path, key_file: Path, interval: float = 2.0, clock: Callable[[], dt.datetime] = _utcnow
+        self,
+        cert_file: Path,
+        key_file: Path,
+        interval: float = 2.0,
+        clock: Callable[[], dt.datetime] = _utcnow,
     ) -> None:
         self.cert_file = Path(cert_file)
         self.key_file = Path(key_file)
@@ -139,7 +143,9 @@ class CertReloader:
         self.loaded = False
 
     # SNI callback: runs inside the handshake; must be cheap and never raise.
-    def _select_context(self, sslobj: ssl.SSLObject | ssl.SSLSocket, server_name: str | None, _: ssl.SSLContext) -> None:
+    def _select_context(
+        self, sslobj: ssl.SSLObject | ssl.SSLSocket, server_name: str | None, _: ssl.SSLContext
+    ) -> None:
         current = self._current
         if current is not None and sslobj.context is not current:
             sslobj.context = current
@@ -165,7 +171,9 @@ class CertReloader:
         except OSError as exc:
             if self._current is None:
                 raise
-            log.error("serving cert files unreadable; keeping the current certificate", extra={"error": str(exc)})
+            log.error(
+                "serving cert files unreadable; keeping the current certificate", extra={"error": str(exc)}
+            )
             CERT_RELOADS.labels("error").inc()
             return False
         if self._snapshot is not None and self._snapshot.unchanged(stat_key, now):

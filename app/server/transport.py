@@ -195,7 +195,7 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             super().data_received(piece)  # type: ignore[arg-type]  # httptools reads any buffer
             if self.transport.is_closing():  # a request uvicorn found bad (400)
                 return
-            data = data[len(piece):]
+            data = data[len(piece) :]
         if self.refused and not self.transport.is_closing():
             self._head_refused()
 

@@ -241,8 +241,10 @@ class Supervisor:
             mark_dead(process.pid)
             quick = time.monotonic() - slot.started < QUICK_EXIT_SECONDS
             slot.quick_exits = slot.quick_exits + 1 if quick else 0
-            log.error("worker exited; starting a new one",
-                      extra={"worker": slot.index, "pid": process.pid, "exitcode": process.exitcode})
+            log.error(
+                "worker exited; starting a new one",
+                extra={"worker": slot.index, "pid": process.pid, "exitcode": process.exitcode},
+            )
             if slot.quick_exits >= MAX_QUICK_EXITS:
                 log.error("worker keeps failing at start; stopping", extra={"worker": slot.index})
                 self.failed = True
@@ -262,7 +264,10 @@ class Supervisor:
                 continue
             process.join(max(0.0, deadline - time.monotonic()))
             if process.is_alive():
-                log.error("worker did not stop in time; killing it", extra={"worker": slot.index, "pid": process.pid})
+                log.error(
+                    "worker did not stop in time; killing it",
+                    extra={"worker": slot.index, "pid": process.pid},
+                )
                 process.kill()
                 process.join()
             mark_dead(process.pid)
@@ -314,8 +319,13 @@ def _serve_workers(settings: Settings) -> int:
             wait_for_pair(cert_file, key_file, services, settings.cert_wait_timeout)
         load_pair(cert_file.read_bytes(), key_file.read_bytes())  # fail here, not in every worker
     except Exception as exc:
-        log.error("cannot load a serving certificate", extra={"cert_dir": str(settings.cert_dir), "error": str(exc)})
-        print(f"dynamo-webhook: cannot load a serving certificate from {settings.cert_dir}: {exc}", file=sys.stderr)
+        log.error(
+            "cannot load a serving certificate", extra={"cert_dir": str(settings.cert_dir), "error": str(exc)}
+        )
+        print(
+            f"dynamo-webhook: cannot load a serving certificate from {settings.cert_dir}: {exc}",
+            file=sys.stderr,
+        )
         return 1
     try:
         sock, metrics_server = bind_ports(settings, multiprocess_registry())

@@ -147,7 +147,8 @@ ALPHA_STATUS = Struct(
 _REPLICA_STATUS_BETA = Struct(tuple(f for f in REPLICA_STATUS_ALPHA.fields if f.name != "componentName"))
 BETA_STATUS = Struct(
     tuple(
-        Field("components", MapOf(_REPLICA_STATUS_BETA)) if f.name == "services" else f for f in ALPHA_STATUS.fields
+        Field("components", MapOf(_REPLICA_STATUS_BETA)) if f.name == "services" else f
+        for f in ALPHA_STATUS.fields
     )
 )
 
@@ -457,7 +458,9 @@ def _service_to_hub(name: str, svc: J, rs: J | None, hub_origin: bool) -> tuple[
     """One typed α service → (its β component, encoded, and its entry of the save annotation)."""
     csave: J = {}
     try:
-        c = component_to_hub(svc, rs, csave, not hub_origin, rs is not None and rs.get("podTemplate") is not None)
+        c = component_to_hub(
+            svc, rs, csave, not hub_origin, rs is not None and rs.get("podTemplate") is not None
+        )
     except ConversionError as failed:
         raise ConversionError(f'component "{name}": {failed}') from failed
     c["name"] = name

@@ -37,8 +37,13 @@ def _nodes(schema: Schema) -> list[Schema]:
 
 def _all_rules() -> list[tuple[str, Schema]]:
     out = []
-    for kind in ("DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoGraphDeploymentRequest",
-                 "DynamoGraphDeploymentScalingAdapter", "DynamoModel"):
+    for kind in (
+        "DynamoGraphDeployment",
+        "DynamoComponentDeployment",
+        "DynamoGraphDeploymentRequest",
+        "DynamoGraphDeploymentScalingAdapter",
+        "DynamoModel",
+    ):
         for api_version in ("nvidia.com/v1alpha1", "nvidia.com/v1beta1"):
             version = crds.lookup(api_version, kind)
             if version is not None:
@@ -96,7 +101,9 @@ def test_list_rules_and_item_rules() -> None:
     def twice(s: Obj) -> None:
         s["components"].append({**s["components"][0], "name": s["components"][0]["name"].upper()})
 
-    assert _beta(twice) == ["spec.components: Invalid value: component names must be unique case-insensitively"]
+    assert _beta(twice) == [
+        "spec.components: Invalid value: component names must be unique case-insensitively"
+    ]
 
     def two_epps(s: Obj) -> None:
         s["components"] = [{"name": "a", "type": "epp"}, {"name": "b", "type": "epp"}]
@@ -111,8 +118,15 @@ def test_list_rules_and_item_rules() -> None:
 def test_map_keys_appear_in_the_path_and_annotations_are_read_by_key() -> None:
     backend = "nvidia.com/vllm-distributed-executor-backend"
     assert _alpha(lambda s: s.update(extraPodMetadata={"annotations": {backend: "RAY"}})) == []
-    assert _beta(lambda s: s["components"][0].update(podTemplate={"metadata": {"annotations": {backend: "Ray"}}})) == []
-    assert _beta(lambda s: s["components"][0].update(podTemplate={"metadata": {"annotations": {backend: "x"}}})) == [
+    assert (
+        _beta(
+            lambda s: s["components"][0].update(podTemplate={"metadata": {"annotations": {backend: "Ray"}}})
+        )
+        == []
+    )
+    assert _beta(
+        lambda s: s["components"][0].update(podTemplate={"metadata": {"annotations": {backend: "x"}}})
+    ) == [
         "spec.components[0].podTemplate.metadata.annotations: Invalid value: podTemplate backend annotation must "
         "be mp or ray, case-insensitively"
     ]
@@ -133,7 +147,7 @@ def test_quantities_are_compared_exactly() -> None:
 def test_evaluation_errors_are_cel_gos_in_the_api_servers_words() -> None:
     rule = "size is required when disabled is false"
     assert _alpha(lambda s: s.update(sharedMemory={"size": 1})) == [
-        'spec.services[Frontend].sharedMemory: Invalid value: "object": \'no such overload\': call arguments did '
+        "spec.services[Frontend].sharedMemory: Invalid value: \"object\": 'no such overload': call arguments did "
         f"not match a supported operator, function or macro signature for rule: {rule}"
     ]
     assert _alpha(lambda s: s.update(sharedMemory={"size": "1Gb"})) == [
@@ -141,8 +155,11 @@ def test_evaluation_errors_are_cel_gos_in_the_api_servers_words() -> None:
         f"expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' evaluating rule: {rule}"
     ]
     # `mode` is defaulted by the schema before validation; without it, the rule reads a missing key.
-    assert _beta(lambda s: s["components"][0].update(
-        experimental={"gpuMemoryService": {"extraClientContainers": ["a"]}})) == [
+    assert _beta(
+        lambda s: s["components"][0].update(
+            experimental={"gpuMemoryService": {"extraClientContainers": ["a"]}}
+        )
+    ) == [
         'spec.components[0].experimental.gpuMemoryService: Invalid value: "object": no such key: mode '
         "evaluating rule: extraClientContainers is only supported with mode=IntraPod"
     ]
@@ -150,7 +167,9 @@ def test_evaluation_errors_are_cel_gos_in_the_api_servers_words() -> None:
 
 def test_a_rule_without_a_message_says_which_rule_failed() -> None:
     node = Schema(type="object", rules=({"rule": "self.a == 1"},))
-    assert [e.body() for e in cel.validate({"a": 2}, node).errors] == ["Invalid value: failed rule: self.a == 1"]
+    assert [e.body() for e in cel.validate({"a": 2}, node).errors] == [
+        "Invalid value: failed rule: self.a == 1"
+    ]
 
 
 def test_numbers_of_type_number_are_doubles() -> None:
@@ -165,7 +184,9 @@ def test_transition_rules_run_on_update_only() -> None:
     old = copy.deepcopy(obj)
     old["spec"]["components"][0]["minAvailable"] = 1
     result = cel.validate(obj, BETA.schema, old)
-    assert [str(e) for e in result.errors] == ["spec.components[0]: Invalid value: minAvailable is immutable after creation"]
+    assert [str(e) for e in result.errors] == [
+        "spec.components[0]: Invalid value: minAvailable is immutable after creation"
+    ]
     # A component renamed does not correlate with the old one (a listType=map list, keyed by name).
     renamed = copy.deepcopy(obj)
     renamed["spec"]["components"][0]["name"] = "other"
@@ -203,8 +224,12 @@ def test_a_blocking_schema_error_keeps_the_rules_from_running(service: Any) -> N
 
 @pytest.mark.parametrize("ref", ["c", ""])
 def test_dcd_checkpoint_rule(ref: str) -> None:
-    obj: Obj = {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoComponentDeployment", "metadata": {"name": "x"},
-                "spec": {"experimental": {"checkpoint": {"job": {}, "checkpointRef": ref}}}}
+    obj: Obj = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "x"},
+        "spec": {"experimental": {"checkpoint": {"job": {}, "checkpointRef": ref}}},
+    }
     expected = "spec.experimental.checkpoint: Invalid value: checkpoint.job cannot be set when checkpointRef is specified"
     assert _errors(obj, DCD) == ([expected] if ref else [])
 
@@ -214,14 +239,27 @@ def test_reason_field_path_and_message_expression() -> None:
     error's type, ``fieldPath`` points below the node, ``messageExpression`` writes the message (the
     ``message`` when it gives nothing usable)."""
     child = Schema(type="integer")
-    node = Schema(type="object", properties={"replicas": child, "labels": Schema(type="object")}, rules=(
-        {"rule": "self.replicas < 3", "reason": "FieldValueForbidden", "fieldPath": ".replicas",
-         "messageExpression": "'replicas ' + string(self.replicas) + ' is too many'"},
-        {"rule": "self.replicas < 3", "reason": "FieldValueRequired", "fieldPath": ".labels['a.b']",
-         "message": "fallback", "messageExpression": "''"},
-        {"rule": "self.replicas < 3", "reason": "FieldValueDuplicate"},
-        {"rule": "self.replicas < 3", "message": "m", "messageExpression": "1"},
-    ))
+    node = Schema(
+        type="object",
+        properties={"replicas": child, "labels": Schema(type="object")},
+        rules=(
+            {
+                "rule": "self.replicas < 3",
+                "reason": "FieldValueForbidden",
+                "fieldPath": ".replicas",
+                "messageExpression": "'replicas ' + string(self.replicas) + ' is too many'",
+            },
+            {
+                "rule": "self.replicas < 3",
+                "reason": "FieldValueRequired",
+                "fieldPath": ".labels['a.b']",
+                "message": "fallback",
+                "messageExpression": "''",
+            },
+            {"rule": "self.replicas < 3", "reason": "FieldValueDuplicate"},
+            {"rule": "self.replicas < 3", "message": "m", "messageExpression": "1"},
+        ),
+    )
     errors = [str(e) for e in cel.validate({"replicas": 5, "labels": {}}, node).errors]
     assert errors == [
         "replicas: Forbidden: replicas 5 is too many",

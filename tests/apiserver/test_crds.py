@@ -7,8 +7,13 @@ from apiserver import crds
 
 
 def test_every_vendored_kind_and_served_version_is_looked_up() -> None:
-    assert crds.kinds() == ("DynamoComponentDeployment", "DynamoGraphDeployment", "DynamoGraphDeploymentRequest",
-                            "DynamoGraphDeploymentScalingAdapter", "DynamoModel")
+    assert crds.kinds() == (
+        "DynamoComponentDeployment",
+        "DynamoGraphDeployment",
+        "DynamoGraphDeploymentRequest",
+        "DynamoGraphDeploymentScalingAdapter",
+        "DynamoModel",
+    )
     assert crds.lookup("nvidia.com/v1beta1", "DynamoGraphDeployment") is not None
     assert crds.lookup("nvidia.com/v1", "DynamoGraphDeployment") is None
     assert crds.lookup("nvidia.com/v1beta1", "DynamoGraphDeploy") is None

@@ -29,12 +29,20 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVICE = OfflineService(Settings())
 DGD = (ROOT / "examples" / "manifests" / "dgd-agg-v1beta1.yaml").read_text()
 TYPO = DGD.replace("replicas: 2", "replicsa: 2")
-TEMPLATE = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n"
-            "spec:\n  replicas: {{ .Values.x }}\n")
+TEMPLATE = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n"
+    "spec:\n  replicas: {{ .Values.x }}\n"
+)
 
 
-SKIPPED = ("broken.yaml", "chart/Chart.yaml", "chart/templates/deployment.yaml", "chart/templates/dgd.yaml",
-           "config.yaml", "deploy/values.json")
+SKIPPED = (
+    "broken.yaml",
+    "chart/Chart.yaml",
+    "chart/templates/deployment.yaml",
+    "chart/templates/dgd.yaml",
+    "config.yaml",
+    "deploy/values.json",
+)
 
 
 def make_repo(root: Path) -> Path:
@@ -63,14 +71,27 @@ def test_a_directory_is_walked_in_sorted_order_without_hidden_entries(tmp_path: 
     make_repo(tmp_path)
     os.mkfifo(tmp_path / "deploy" / "pipe.yaml")  # opening it would wait for a writer
     names = [str(Path(i.path).relative_to(tmp_path)) for i in inputs.walk(str(tmp_path))]
-    assert names == ["broken.yaml", "chart/Chart.yaml", "chart/templates/deployment.yaml", "chart/templates/dgd.yaml",
-                     "config.yaml", "deploy/dgd.yaml", "deploy/nested/typo.yml", "deploy/values.json"]
+    assert names == [
+        "broken.yaml",
+        "chart/Chart.yaml",
+        "chart/templates/deployment.yaml",
+        "chart/templates/dgd.yaml",
+        "config.yaml",
+        "deploy/dgd.yaml",
+        "deploy/nested/typo.yml",
+        "deploy/values.json",
+    ]
     assert [i.found for i in inputs.expand([str(tmp_path / "config.yaml"), str(tmp_path / "deploy")])] == [
-        False, True, True, True]
+        False,
+        True,
+        True,
+        True,
+    ]
 
 
-def test_a_directory_that_cannot_be_listed_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_directory_that_cannot_be_listed_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "locked").mkdir()
     walk = os.walk
 
@@ -83,27 +104,39 @@ def test_a_directory_that_cannot_be_listed_is_an_error(tmp_path: Path, monkeypat
     assert capsys.readouterr().out == f"{tmp_path}/locked:1:1: error: cannot read: Permission denied\n"
 
 
-def test_a_directory_without_manifests_is_no_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_directory_without_manifests_is_no_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "config.yaml").write_text("rules: {}\n")
     assert main(["lint", str(tmp_path)]) == 0
-    assert capsys.readouterr().err == ("0 Dynamo document(s) checked: 0 accepted, 0 refused; 0 other document(s) not "
-                                       "checked; 0 unreadable file(s); 1 file(s) skipped, not Kubernetes manifests\n")
+    assert capsys.readouterr().err == (
+        "0 Dynamo document(s) checked: 0 accepted, 0 refused; 0 other document(s) not "
+        "checked; 0 unreadable file(s); 1 file(s) skipped, not Kubernetes manifests\n"
+    )
 
 
-def test_files_that_are_not_manifests_are_skipped_and_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_files_that_are_not_manifests_are_skipped_and_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     make_repo(tmp_path)
     assert main(["lint", str(tmp_path)]) == 1  # the typo; nothing else
     out, err = capsys.readouterr()
-    assert out.splitlines() == [f'{tmp_path}/deploy/nested/typo.yml:22:5: error: DynamoGraphDeployment/llama-agg '
-                                '(document 1): strict decoding error: unknown field "spec.components[1].replicsa"']
-    assert err == ("2 Dynamo document(s) checked: 1 accepted, 1 refused; 0 other document(s) not checked; "
-                   "0 unreadable file(s); 6 file(s) skipped, not Kubernetes manifests\n")
+    assert out.splitlines() == [
+        f"{tmp_path}/deploy/nested/typo.yml:22:5: error: DynamoGraphDeployment/llama-agg "
+        '(document 1): strict decoding error: unknown field "spec.components[1].replicsa"'
+    ]
+    assert err == (
+        "2 Dynamo document(s) checked: 1 accepted, 1 refused; 0 other document(s) not checked; "
+        "0 unreadable file(s); 6 file(s) skipped, not Kubernetes manifests\n"
+    )
     assert main(["lint", "-o", "json", str(tmp_path)]) == 1
     answer = orjson.loads(capsys.readouterr().out)
     assert answer["skippedFiles"] == [str(tmp_path / n) for n in SKIPPED]
     assert answer["summary"]["skippedFiles"] == 6
-    assert [d["file"] for d in answer["documents"]] == [str(tmp_path / "deploy/dgd.yaml"),
-                                                       str(tmp_path / "deploy/nested/typo.yml")]
+    assert [d["file"] for d in answer["documents"]] == [
+        str(tmp_path / "deploy/dgd.yaml"),
+        str(tmp_path / "deploy/nested/typo.yml"),
+    ]
     (tmp_path / "deploy/nested/typo.yml").write_text(DGD)
     assert main(["lint", str(tmp_path)]) == 0
 
@@ -123,14 +156,17 @@ def test_what_is_not_a_manifest(tmp_path: Path) -> None:
     assert not inputs.not_a_manifest('"apiVersion": "nvidia.com/v1beta1", [\n', None)
 
 
-def test_a_broken_dynamo_manifest_in_a_directory_is_still_an_error(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_broken_dynamo_manifest_in_a_directory_is_still_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "dgd.yaml").write_text(DGD.replace("spec:\n", "spec: [\n", 1))
     assert main(["lint", str(tmp_path)]) == 2
     assert f"{tmp_path}/dgd.yaml:" in capsys.readouterr().out
 
 
-def test_named_files_are_read_as_before_unless_told(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_named_files_are_read_as_before_unless_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     make_repo(tmp_path)
     broken, config, missing = (str(tmp_path / n) for n in ("broken.yaml", "config.yaml", "missing.yaml"))
     assert main(["lint", broken]) == 2
@@ -161,7 +197,10 @@ def test_findings_are_sorted_by_file_line_and_column(tmp_path: Path) -> None:
     results = lint.check_files([str(tmp_path / "b.yaml"), str(tmp_path / "a.yaml")], SERVICE)
     out = io.StringIO()
     report.write(results, "text", out, io.StringIO())
-    keys = [(line.split(":")[0], int(line.split(":")[1]), int(line.split(":")[2])) for line in out.getvalue().splitlines()]
+    keys = [
+        (line.split(":")[0], int(line.split(":")[1]), int(line.split(":")[2]))
+        for line in out.getvalue().splitlines()
+    ]
     assert keys == sorted(keys) and len({k[0] for k in keys}) == 2
     out = io.StringIO()
     report.write(results, "json", out, io.StringIO())
@@ -171,9 +210,16 @@ def test_findings_are_sorted_by_file_line_and_column(tmp_path: Path) -> None:
 
 def test_an_object_over_the_api_servers_request_limit_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "big.yaml"
-    path.write_text(DGD.replace("metadata:\n", f"metadata:\n  annotations:\n    big: {'x' * inputs.MAX_OBJECT_BYTES}\n", 1))
+    path.write_text(
+        DGD.replace(
+            "metadata:\n", f"metadata:\n  annotations:\n    big: {'x' * inputs.MAX_OBJECT_BYTES}\n", 1
+        )
+    )
     [result] = lint.check_files([str(path)], SERVICE)
-    assert (result.verdict, result.findings[0].message) == ("refused", "Request entity too large: limit is 3145728")
+    assert (result.verdict, result.findings[0].message) == (
+        "refused",
+        "Request entity too large: limit is 3145728",
+    )
 
 
 def test_a_file_over_the_cap_is_refused_unread(tmp_path: Path) -> None:
@@ -186,16 +232,26 @@ def test_a_file_over_the_cap_is_refused_unread(tmp_path: Path) -> None:
 
 # The child's own peak, VmHWM: getrusage's ru_maxrss survives exec, so a child of a big process
 # (a pytest-xdist worker) would report its parent's peak.
-PEAK = ("import re, sys\nfrom app.cli.main import main\ncode = main(sys.argv[1:])\n"
-        "peak = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
-        "print(peak, code, file=sys.stderr)\n")
+PEAK = (
+    "import re, sys\nfrom app.cli.main import main\ncode = main(sys.argv[1:])\n"
+    "peak = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+    "print(peak, code, file=sys.stderr)\n"
+)
 
 
-def run_measured(args: list[str], stdin: int | IO[bytes] | None = subprocess.DEVNULL) -> tuple[str, int, int, float]:
+def run_measured(
+    args: list[str], stdin: int | IO[bytes] | None = subprocess.DEVNULL
+) -> tuple[str, int, int, float]:
     """(stdout, exit code, peak RSS in KiB, seconds) of ``dynamo-webhook ARGS`` in a child process."""
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", PEAK, *args], cwd=ROOT, stdin=stdin,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", PEAK, *args],
+        cwd=ROOT,
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     peak, code = proc.stderr.split()[-2:]
     return proc.stdout, int(code), int(peak), time.monotonic() - start
 
@@ -210,7 +266,9 @@ def test_dev_zero_is_refused_in_bounded_memory(command: str) -> None:
 
 
 def test_a_big_pipe_on_stdin_is_refused_in_bounded_memory() -> None:
-    feeder = subprocess.Popen(["head", "-c", str(4 * inputs.MAX_FILE_BYTES), "/dev/zero"], stdout=subprocess.PIPE)
+    feeder = subprocess.Popen(
+        ["head", "-c", str(4 * inputs.MAX_FILE_BYTES), "/dev/zero"], stdout=subprocess.PIPE
+    )
     try:
         out, code, peak, _ = run_measured(["lint", "-"], stdin=feeder.stdout)
     finally:
@@ -220,13 +278,26 @@ def test_a_big_pipe_on_stdin_is_refused_in_bounded_memory() -> None:
     assert peak < 3 * inputs.MAX_FILE_BYTES // 1024, peak
 
 
-@pytest.mark.parametrize("text, message", [
-    ("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
-        for p, c in zip("abcdefgh", "bcdefghi", strict=True)), "document contains excessive aliasing"),
-    ("apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nspec: " + "[" * 100_000 + "]" * 100_000 + "\n",
-     "nested too deeply"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+                for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+            ),
+            "document contains excessive aliasing",
+        ),
+        (
+            "apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nspec: "
+            + "[" * 100_000
+            + "]" * 100_000
+            + "\n",
+            "nested too deeply",
+        ),
+    ],
+)
 def test_yaml_bombs_are_refused_quickly(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bomb.yaml"
     path.write_text(text)

@@ -18,7 +18,11 @@ from app.server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = OfflineService(Settings())
-TYPO = (ROOT / "examples" / "manifests" / "dgd-agg-v1beta1.yaml").read_text().replace("replicas: 2", "replicsa: 2")
+TYPO = (
+    (ROOT / "examples" / "manifests" / "dgd-agg-v1beta1.yaml")
+    .read_text()
+    .replace("replicas: 2", "replicsa: 2")
+)
 
 
 def test_a_typo_points_at_its_line_and_column(tmp_path: Path, capsys: object) -> None:
@@ -27,8 +31,9 @@ def test_a_typo_points_at_its_line_and_column(tmp_path: Path, capsys: object) ->
     assert main(["lint", str(path)]) == 1
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert out.splitlines()[0] == (
-        f'{path}:22:5: error: DynamoGraphDeployment/llama-agg (document 1): strict decoding error: '
-        'unknown field "spec.components[1].replicsa"')
+        f"{path}:22:5: error: DynamoGraphDeployment/llama-agg (document 1): strict decoding error: "
+        'unknown field "spec.components[1].replicsa"'
+    )
 
 
 def test_json_and_github_formats(tmp_path: Path, service: OfflineService) -> None:
@@ -42,7 +47,9 @@ def test_json_and_github_formats(tmp_path: Path, service: OfflineService) -> Non
     assert doc["findings"][0]["line"] == 25 and doc["findings"][0]["field"] == "spec.components[1].replicsa"
     out = io.StringIO()
     report.write(results, "github", out, err)
-    assert out.getvalue().startswith(f"::error file={path},line=25,col=5,title=DynamoGraphDeployment/llama-agg::")
+    assert out.getvalue().startswith(
+        f"::error file={path},line=25,col=5,title=DynamoGraphDeployment/llama-agg::"
+    )
 
 
 def test_exit_codes_and_unreadable_files(tmp_path: Path, capsys: object) -> None:
@@ -84,7 +91,9 @@ def test_mapping_keys_are_named_as_kubectl_names_them(tmp_path: Path) -> None:
     for text, where, kind in (("a: 1\n?\n", "2:2", "<nil>"), ("a:\n  [1]: 2\n", "2:3", "list")):
         with pytest.raises(SourceError) as err:
             documents(text, "f.yaml")
-        assert str(err.value) == f"f.yaml:{where}: not valid YAML or JSON: unsupported map key of type: {kind}"
+        assert (
+            str(err.value) == f"f.yaml:{where}: not valid YAML or JSON: unsupported map key of type: {kind}"
+        )
     bad = tmp_path / "null-key.yaml"
     bad.write_text("apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\n?\n")
     assert lint.exit_code(lint.check_files([str(bad)], SERVICE)) == 2
@@ -100,6 +109,8 @@ def test_an_unquoted_y_is_a_boolean_as_kubectl_reads_it(tmp_path: Path, capsys: 
     path.write_text(base.replace(marker, marker + env.format("y"), 1))
     assert main(["lint", str(path)]) == 1
     out = capsys.readouterr().out  # type: ignore[attr-defined]
-    assert "spec.components[0].podTemplate.spec.containers[0].env[0].value: expected string, got boolean" in out
+    assert (
+        "spec.components[0].podTemplate.spec.containers[0].env[0].value: expected string, got boolean" in out
+    )
     path.write_text(base.replace(marker, marker + env.format("'y'"), 1))
     assert main(["lint", str(path)]) == 0

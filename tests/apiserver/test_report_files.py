@@ -54,9 +54,15 @@ def test_sarif_is_valid_against_the_sarif_2_1_0_schema(tmp_path: Path) -> None:
     [run] = log["runs"]
     assert run["tool"]["driver"]["name"] == "dynamo-webhook lint"
     assert [r["id"] for r in run["tool"]["driver"]["rules"]] == list(report_files.RULES)
-    located = [(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-                r["locations"][0]["physicalLocation"]["region"]["startLine"], r["ruleId"], r["level"])
-               for r in run["results"]]
+    located = [
+        (
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+            r["ruleId"],
+            r["level"],
+        )
+        for r in run["results"]
+    ]
     assert (f"file://{tmp_path}/typo.yaml", 26, "unknown-field", "error") in located
     assert (f"file://{tmp_path}/broken.yaml", 3, "unreadable-file", "error") in located
     assert any(rule == "duplicate-field" and level == "warning" for *_, rule, level in located)
@@ -68,8 +74,9 @@ def test_sarif_is_valid_against_the_sarif_2_1_0_schema(tmp_path: Path) -> None:
 
 def test_a_broken_sarif_log_is_caught_by_the_schema() -> None:
     """The schema check can fail: a result without a message is not SARIF."""
-    log: dict[str, Any] = report_files.sarif_log(lint.check_files([str(ROOT / "examples/manifests/dgdsa-v1beta1.yaml")],
-                                                                  SERVICE))
+    log: dict[str, Any] = report_files.sarif_log(
+        lint.check_files([str(ROOT / "examples/manifests/dgdsa-v1beta1.yaml")], SERVICE)
+    )
     log["runs"][0]["results"] = [{"ruleId": "refused", "level": "fatal"}]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft4Validator(SCHEMA).validate(log)
@@ -83,7 +90,9 @@ def test_a_relative_path_is_a_relative_uri() -> None:
 def junit_schema() -> Any:
     from lxml import etree
 
-    return etree.XMLSchema(etree.fromstring(resources.files("ub_test_reports.schemas").joinpath("JUnit.xsd").read_bytes()))
+    return etree.XMLSchema(
+        etree.fromstring(resources.files("ub_test_reports.schemas").joinpath("JUnit.xsd").read_bytes())
+    )
 
 
 def valid_junit(text: str) -> ET.Element:
@@ -101,8 +110,9 @@ def test_junit_is_valid_against_the_junit_schema(tmp_path: Path, capsys: pytest.
     root = valid_junit(capsys.readouterr().out)
     assert root.tag == "testsuites"
     suites = {s.get("name"): s for s in root.iter("testsuite")}
-    assert list(suites) == [str(tmp_path / n) for n in ("broken.yaml", "dir/config.yaml", "dup.yaml", "good.yaml",
-                                                         "typo.yaml")]
+    assert list(suites) == [
+        str(tmp_path / n) for n in ("broken.yaml", "dir/config.yaml", "dup.yaml", "good.yaml", "typo.yaml")
+    ]
     typo = suites[str(tmp_path / "typo.yaml")]
     assert (typo.get("tests"), typo.get("failures"), typo.get("errors")) == ("2", "1", "0")
     passed, refused = typo.findall("testcase")
@@ -113,12 +123,14 @@ def test_junit_is_valid_against_the_junit_schema(tmp_path: Path, capsys: pytest.
     assert failure.get("message", "").startswith("strict decoding error: unknown field")
     assert (failure.text or "").startswith(f"{tmp_path}/typo.yaml:26:5: ")
     assert f"{tmp_path}/typo.yaml:1:1: not checked: ConfigMap/c (document 1): v1 is not nvidia.com" in (
-        typo.findtext("system-out") or "")
+        typo.findtext("system-out") or ""
+    )
     broken = suites[str(tmp_path / "broken.yaml")]
     assert broken.get("errors") == "1" and broken.find("testcase/error") is not None
     config = suites[str(tmp_path / "dir/config.yaml")]
     assert config.get("tests") == "0" and config.findtext("system-out") == (
-        f"{tmp_path}/dir/config.yaml: skipped: not a Kubernetes manifest")
+        f"{tmp_path}/dir/config.yaml: skipped: not a Kubernetes manifest"
+    )
     dup = suites[str(tmp_path / "dup.yaml")]
     assert dup.find("testcase/failure") is None and ": warning: " in (dup.findtext("system-out") or "")
     assert "duplicate field" in (dup.findtext("system-out") or "")
@@ -130,6 +142,8 @@ def test_a_broken_junit_report_is_caught_by_the_schema() -> None:
     """The schema check can fail: a test case without its class name is not JUnit."""
     from lxml import etree
 
-    text = report_files.junit(lint.check_files([str(ROOT / "examples/manifests/dgdsa-v1beta1.yaml")], SERVICE))
+    text = report_files.junit(
+        lint.check_files([str(ROOT / "examples/manifests/dgdsa-v1beta1.yaml")], SERVICE)
+    )
     assert junit_schema().validate(etree.fromstring(text.encode()))
     assert not junit_schema().validate(etree.fromstring(text.replace(" classname=", " class=").encode()))

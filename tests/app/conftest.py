@@ -40,12 +40,16 @@ def admission_review(
     api_version: str = "admission.k8s.io/v1",
     old: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    obj = copy.deepcopy(obj) if obj is not None else {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeploymentScalingAdapter",
-        "metadata": {"name": "a", "namespace": "ns"},
-        "spec": {"replicas": 1, "dgdRef": {"name": "g", "componentName": "w"}},
-    }
+    obj = (
+        copy.deepcopy(obj)
+        if obj is not None
+        else {
+            "apiVersion": "nvidia.com/v1beta1",
+            "kind": "DynamoGraphDeploymentScalingAdapter",
+            "metadata": {"name": "a", "namespace": "ns"},
+            "spec": {"replicas": 1, "dgdRef": {"name": "g", "componentName": "w"}},
+        }
+    )
     group, _, version = str(obj.get("apiVersion", "nvidia.com/v1beta1")).rpartition("/")
     gvk = {"group": group, "version": version, "kind": obj.get("kind", "")}
     return {
@@ -65,7 +69,9 @@ def admission_review(
     }
 
 
-def conversion_review(objects: list[Any], desired: str = "nvidia.com/v1beta1", uid: str = "cuid") -> dict[str, Any]:
+def conversion_review(
+    objects: list[Any], desired: str = "nvidia.com/v1beta1", uid: str = "cuid"
+) -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "ConversionReview",

@@ -19,7 +19,9 @@ HERE = Path(__file__).resolve().parent
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if "slow" in (config.getoption("-m") or ""):
         return
-    slow = [item for item in items if item.get_closest_marker("slow") and HERE in Path(str(item.path)).parents]
+    slow = [
+        item for item in items if item.get_closest_marker("slow") and HERE in Path(str(item.path)).parents
+    ]
     if slow:
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if item not in slow]

@@ -22,8 +22,12 @@ def context(ca_file: Path) -> ssl.SSLContext:
 
 
 def post(port: int, ca_file: Path, path: str, body: bytes, timeout: float = 15) -> tuple[int, bytes]:
-    req = urllib.request.Request(f"https://127.0.0.1:{port}{path}", data=body,
-                                 headers={"Content-Type": "application/json"}, method="POST")
+    req = urllib.request.Request(
+        f"https://127.0.0.1:{port}{path}",
+        data=body,
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
     try:
         with urllib.request.urlopen(req, context=context(ca_file), timeout=timeout) as resp:
             return int(resp.status), resp.read()
@@ -41,8 +45,10 @@ def get(url: str, ca_file: Path | None = None, timeout: float = 10) -> tuple[int
 
 
 def peer_cert(port: int, ca_file: Path) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, \
-            context(ca_file).wrap_socket(raw, server_hostname="localhost") as tls:
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+        context(ca_file).wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
         der = tls.getpeercert(binary_form=True)
         assert der is not None
         return der

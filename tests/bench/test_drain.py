@@ -23,8 +23,10 @@ def _open_slow_request(port: int, ca_file: Path) -> ssl.SSLSocket:
     """A request whose body is only half sent: in flight until the rest arrives."""
     raw = socket.create_connection(("127.0.0.1", port), timeout=30)
     tls = context(ca_file).wrap_socket(raw, server_hostname="localhost")
-    head = (f"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(BODY)}\r\n\r\n").encode()
+    head = (
+        f"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(BODY)}\r\n\r\n"
+    ).encode()
     tls.sendall(head + BODY[: len(BODY) // 2])
     return tls
 
@@ -51,10 +53,14 @@ def _drain(certs: tuple[Path, Path], work: Path, workers: int) -> None:
             time.sleep(0.2)
         body = work / "create.json"
         body.write_bytes(BODY)
-        spec = write_spec(work / "spec.json", [{"name": "validate", "path": "/validate", "body_file": str(body),
-                                                "expect": '"allowed":true'}])
+        spec = write_spec(
+            work / "spec.json",
+            [{"name": "validate", "path": "/validate", "body_file": str(body), "expect": '"allowed":true'}],
+        )
         # Load that stops during the drain, as the apiserver stops once the endpoint is removed.
-        load = start_loadgen(srv.port, ca_file, spec, work / "load.json", connections=8, rate=100, duration=2.5)
+        load = start_loadgen(
+            srv.port, ca_file, spec, work / "load.json", connections=8, rate=100, duration=2.5
+        )
         slow = _open_slow_request(srv.port, ca_file)
         time.sleep(0.5)
         t0 = time.monotonic()
@@ -73,7 +79,7 @@ def _drain(certs: tuple[Path, Path], work: Path, workers: int) -> None:
         assert srv.proc.poll() is None, "exited before its in-flight request completed"
         with pytest.raises(OSError):
             socket.create_connection(("127.0.0.1", srv.port), timeout=2).close()
-        slow.sendall(BODY[len(BODY) // 2:])
+        slow.sendall(BODY[len(BODY) // 2 :])
         assert _read_status(slow) == 200
         slow.close()
         assert srv.proc.wait(30) == 0, srv.log_text()[-3000:]

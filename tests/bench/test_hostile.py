@@ -9,7 +9,10 @@ from bench import bench_hostile
 
 def test_rows_run_against_a_fresh_server_and_report() -> None:
     results = bench_hostile.measure(only=("bodies promised", "a caller giving up"), objects=300)
-    assert [r["row"] for r in results] == ["bodies promised, never sent", "a caller giving up after 1.5 s, 5 times"]
+    assert [r["row"] for r in results] == [
+        "bodies promised, never sent",
+        "a caller giving up after 1.5 s, 5 times",
+    ]
     promised, abandoned = results
     assert promised["outcome"].endswith("a conversion meanwhile: HTTP 503")
     assert abandoned["outcome"].startswith("5 callers gone after 1.5 s each")

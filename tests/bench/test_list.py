@@ -15,6 +15,7 @@ from bench import bench_list
 
 OBJECTS = 20
 
+
 #: A real control plane, like the end-to-end suite's; the benchmark's code is Python in both builds.
 @pytest.mark.e2e
 @pytest.mark.one_build
@@ -40,10 +41,14 @@ def test_the_reads_of_a_few_dgds_through_the_service_are_counted_and_timed() -> 
     assert table.count(f"| {OBJECTS} | service ({build_kind()}) |") == len(bench_list.READS)
 
 
-def test_without_the_operators_binary_it_says_so_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_without_the_operators_binary_it_says_so_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv(bench_list.OPERATOR_ENV, raising=False)
     binary, why = bench_list.operator_binary(None)
-    assert binary is None and "\n" not in why and "--operator-webhook" in why and bench_list.OPERATOR_ENV in why
+    assert (
+        binary is None and "\n" not in why and "--operator-webhook" in why and bench_list.OPERATOR_ENV in why
+    )
     missing = tmp_path / "opdiff"
     binary, why = bench_list.operator_binary(str(missing))
     assert binary is None and str(missing) in why and "\n" not in why

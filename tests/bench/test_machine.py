@@ -19,8 +19,18 @@ def test_a_whole_machine_round(certs: tuple[Path, Path], tmp_path: Path) -> None
     cert_dir, ca_file = certs
     body = tmp_path / "review.json"
     body.write_bytes(example("admission/dgd-v1beta1-create.json"))
-    spec = write_spec(tmp_path / "spec.json", [{"name": "validate", "path": "/validate", "body_file": str(body),
-                                                "status": 200, "expect": '"allowed":true'}])
+    spec = write_spec(
+        tmp_path / "spec.json",
+        [
+            {
+                "name": "validate",
+                "path": "/validate",
+                "body_file": str(body),
+                "status": 200,
+                "expect": '"allowed":true',
+            }
+        ],
+    )
     with bench_machine.start(cert_dir, tmp_path) as server:
         workers = worker_pids(server.pid)
         assert len(workers) == bench_machine.WORKERS

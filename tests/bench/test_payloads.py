@@ -158,14 +158,21 @@ def test_report_lists_every_target(tmp_path: Path) -> None:
     # The CPU per object of a conversion against the operator's share the build may take (the
     # meta names no build: the Python build's, all of it); one object's latency is not a target.
     one = next(sc for sc in converting if sc.objects == 1)
-    one_cpu = {want: ok for name, want, _, ok in found if name.startswith("1-object") and name.endswith("(CPU)")}
+    one_cpu = {
+        want: ok for name, want, _, ok in found if name.startswith("1-object") and name.endswith("(CPU)")
+    }
     assert len([name for name, *_ in found if name.startswith("1-object")]) == 2
     assert one.operator_ms is not None and one.operator_ms < 1.0
     assert all(ok is False for ok in one_cpu.values())
-    assert f"<= {one.operator_ms:.3f} ms (1 of the operator's {one.operator_ms:g} ms, python build)" in one_cpu
+    assert (
+        f"<= {one.operator_ms:.3f} ms (1 of the operator's {one.operator_ms:g} ms, python build)" in one_cpu
+    )
     compiled = verdicts({**results, "meta": {**results["meta"], "build": "compiled"}}, rows)
     third = {want for name, want, *_ in compiled if name.startswith("1-object") and name.endswith("(CPU)")}
-    assert f"<= {one.operator_ms / 3:.3f} ms (0.33 of the operator's {one.operator_ms:g} ms, compiled build)" in third
+    assert (
+        f"<= {one.operator_ms / 3:.3f} ms (0.33 of the operator's {one.operator_ms:g} ms, compiled build)"
+        in third
+    )
     text = report(results, rows, tmp_path, has_chart=False)
     assert (tmp_path / "report.md").read_text() == text
     for sc in SCENARIOS:

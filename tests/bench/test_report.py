@@ -13,7 +13,14 @@ from bench.report import build_rows, paired_ratio, report
 
 
 def _round(rps: float, cpu: float, ok: int = 100, errors: int = 0) -> dict[str, Any]:
-    return {"rps": rps, "p50_ms": cpu * 10, "p99_ms": cpu * 20, "cpu_ms_per_request": cpu, "ok": ok, "errors": errors}
+    return {
+        "rps": rps,
+        "p50_ms": cpu * 10,
+        "p99_ms": cpu * 20,
+        "cpu_ms_per_request": cpu,
+        "ok": ok,
+        "errors": errors,
+    }
 
 
 def test_a_server_s_figures_are_its_median_round_and_its_totals() -> None:
@@ -68,8 +75,17 @@ def test_the_whole_machine_is_reported_beside_the_per_core_figure(tmp_path: Path
     }
     entry = {"webhook": {"closed": web, "open": latency}, "echo": {"closed": echo, "open": latency}}
     results: dict[str, Any] = {
-        "meta": {"date": "today", "machine": "test", "cpus": 2, "loadavg_start": "0", "python": "3",
-                 "duration": 1, "latency_duration": 1, "command": "python -m bench", "machine_seconds": 61.2},
+        "meta": {
+            "date": "today",
+            "machine": "test",
+            "cpus": 2,
+            "loadavg_start": "0",
+            "python": "3",
+            "duration": 1,
+            "latency_duration": 1,
+            "command": "python -m bench",
+            "machine_seconds": 61.2,
+        },
         "scenarios": {"validate-migrated": {**entry, "machine": machine}, "mutate": entry},
     }
     rows = {row["name"]: row for row in build_rows(results)}
@@ -82,7 +98,11 @@ def test_the_whole_machine_is_reported_beside_the_per_core_figure(tmp_path: Path
     lines = text.split("## The whole machine", 1)[0].splitlines()
     header = next(line for line in lines if line.startswith("| scenario | webhook req/s"))
     assert header.split(" | ")[1:3] == ["webhook req/s", "2 CPUs req/s (x per core)"]
-    cells = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:3] for line in lines if line.startswith("| DGD")}
+    cells = {
+        line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:3]
+        for line in lines
+        if line.startswith("| DGD")
+    }
     assert cells[migrated["scenario"]] == ["100", "180 (1.80x)"]
     assert cells[rows["mutate"]["scenario"]] == ["100", ""]
     section = text.split("## The whole machine", 1)[1]

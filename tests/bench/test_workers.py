@@ -24,19 +24,28 @@ BODY = example("admission/dgd-v1beta1-create.json")
 
 
 @pytest.fixture(scope="module")
-def multi(certs: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, Path, int]]:
+def multi(
+    certs: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ServerProcess, Path, int]]:
     cert_dir, _ = certs
     work = tmp_path_factory.mktemp("workers")
     metrics_dir = work / "metrics"
     metrics_dir.mkdir()
     metrics_port = free_port()
-    srv = start_webhook(cert_dir, work, workers=2, metrics_port=metrics_port,
-                        extra=["--cert-reload-interval", "0.5"],
-                        env={"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)})
+    srv = start_webhook(
+        cert_dir,
+        work,
+        workers=2,
+        metrics_port=metrics_port,
+        extra=["--cert-reload-interval", "0.5"],
+        env={"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)},
+    )
     try:
         # The supervisor listens before its workers are up: wait until both answer.
         deadline = time.monotonic() + 60
-        while len(worker_pids(srv.pid)) < 2 or get(f"https://127.0.0.1:{srv.port}/healthz", certs[1])[0] != 200:
+        while (
+            len(worker_pids(srv.pid)) < 2 or get(f"https://127.0.0.1:{srv.port}/healthz", certs[1])[0] != 200
+        ):
             assert time.monotonic() < deadline, srv.log_text()[-3000:]
             time.sleep(0.2)
         yield srv, metrics_dir, metrics_port
@@ -49,7 +58,9 @@ def _send(srv: ServerProcess, ca_file: Path, n: int) -> list[int]:
         return list(pool.map(lambda _: post(srv.port, ca_file, "/validate", BODY)[0], range(n)))
 
 
-def test_requests_spread_and_metrics_total(multi: tuple[ServerProcess, Path, int], certs: tuple[Path, Path]) -> None:
+def test_requests_spread_and_metrics_total(
+    multi: tuple[ServerProcess, Path, int], certs: tuple[Path, Path]
+) -> None:
     srv, metrics_dir, metrics_port = multi
     ca_file = certs[1]
     workers = worker_pids(srv.pid)
@@ -75,10 +86,18 @@ def test_requests_spread_and_metrics_total(multi: tuple[ServerProcess, Path, int
     status, text = get(f"http://127.0.0.1:{metrics_port}/metrics")
     assert status == 200
     assert metric(text.decode(), name, labels) == sent
-    assert metric(text.decode(), "dynamo_webhook_admission_reviews_total",
-                  {"webhook": "/validate", "allowed": "true"}) == sent
+    assert (
+        metric(
+            text.decode(),
+            "dynamo_webhook_admission_reviews_total",
+            {"webhook": "/validate", "allowed": "true"},
+        )
+        == sent
+    )
     # Live gauge summed over workers: nothing in flight now.
-    assert metric(text.decode(), "controller_runtime_webhook_requests_in_flight", {"webhook": "/validate"}) == 0
+    assert (
+        metric(text.decode(), "controller_runtime_webhook_requests_in_flight", {"webhook": "/validate"}) == 0
+    )
 
 
 def test_rotated_certificate_is_served_by_every_worker(

@@ -23,8 +23,21 @@ __all__ = ["fake_kube", "kubeconfig_path"]
 @pytest.fixture
 def cluster_workers(fake_kube: FakeKube, kubeconfig_path: Path, tmp_path: Path) -> Iterator[Server]:
     seed(fake_kube)
-    srv = Server(tmp_path / "certs", ("--cert-mode", "auto", "--kubeconfig", str(kubeconfig_path),
-                                       "--namespace", NAMESPACE, "--service-name", SERVICE, "--workers", "2"))
+    srv = Server(
+        tmp_path / "certs",
+        (
+            "--cert-mode",
+            "auto",
+            "--kubeconfig",
+            str(kubeconfig_path),
+            "--namespace",
+            NAMESPACE,
+            "--service-name",
+            SERVICE,
+            "--workers",
+            "2",
+        ),
+    )
     try:
         yield srv
     finally:
@@ -33,7 +46,9 @@ def cluster_workers(fake_kube: FakeKube, kubeconfig_path: Path, tmp_path: Path) 
 
 def _readyz(srv: Server) -> str:
     try:
-        with urllib.request.urlopen(f"https://127.0.0.1:{srv.port}/readyz", context=srv.context(), timeout=5) as r:
+        with urllib.request.urlopen(
+            f"https://127.0.0.1:{srv.port}/readyz", context=srv.context(), timeout=5
+        ) as r:
             return str(json.loads(r.read())["status"])
     except Exception as exc:
         return repr(exc)

@@ -141,10 +141,13 @@ def test_not_ready_until_listed_naming_the_failure(
         try:
             assert wait_for(lambda: "403" in scope.ready()[1])
             assert scope.ready() == (
-                False, "namespace-scope Leases not listed yet: 403 InternalError: injected fault"
+                False,
+                "namespace-scope Leases not listed yet: 403 InternalError: injected fault",
             )
             # Retrying cannot cure a 4xx: it is a warning, not routine.
-            assert any(r.levelname == "WARNING" and "403 InternalError" in r.getMessage() for r in caplog.records)
+            assert any(
+                r.levelname == "WARNING" and "403 InternalError" in r.getMessage() for r in caplog.records
+            )
             fake_kube.faults.fail_next = 0
             assert wait_for(lambda: scope.ready() == (True, ""))
         finally:

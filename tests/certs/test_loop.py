@@ -305,7 +305,9 @@ def test_manual_mode_never_writes_the_secret(fake_kube: FakeKube, make_reconcile
     assert fake_kube.writes() == []
 
 
-def test_crd_conversion_webhook_by_url_gets_the_ca_bundle(fake_kube: FakeKube, make_reconciler: Factory) -> None:
+def test_crd_conversion_webhook_by_url_gets_the_ca_bundle(
+    fake_kube: FakeKube, make_reconciler: Factory
+) -> None:
     seed(fake_kube)
     crd = fake_kube.get(CRD_GROUP, "customresourcedefinitions", CRDS[1])
     assert crd is not None
@@ -330,11 +332,15 @@ def test_crd_whose_conversion_webhook_names_another_service_is_left_alone(
     fake_kube.put(CRD_GROUP, "customresourcedefinitions", crd)
     result = make_reconciler().reconcile_once()
     assert result.errors == []
-    assert f"CRD {CRDS[1]} conversion webhook names Service operator/{SERVICE}, not this one" in result.skipped
+    assert (
+        f"CRD {CRDS[1]} conversion webhook names Service operator/{SERVICE}, not this one" in result.skipped
+    )
     assert crd_bundle(fake_kube, CRDS[1]) == b"the other converter's CA"
     for name in CRDS[:1] + CRDS[2:]:
         assert crd_bundle(fake_kube, name) == secret_data(fake_kube)["ca.crt"]
-    report = collect_status(Kube(kube_api_client), CertConfig(mode="auto", namespace=NAMESPACE, service_name=SERVICE))
+    report = collect_status(
+        Kube(kube_api_client), CertConfig(mode="auto", namespace=NAMESPACE, service_name=SERVICE)
+    )
     assert report.out_of_date == []
     (target,) = [t for t in report.targets if t.name == CRDS[1]]
     assert target.state == f"names Service operator/{SERVICE}: not this service's"
@@ -448,7 +454,9 @@ def test_loop_repairs_drift_within_seconds(fake_kube: FakeKube, make_reconciler:
     assert not rec.running
 
 
-def test_running_loop_drops_a_previous_ca_when_it_expires(fake_kube: FakeKube, make_reconciler: Factory) -> None:
+def test_running_loop_drops_a_previous_ca_when_it_expires(
+    fake_kube: FakeKube, make_reconciler: Factory
+) -> None:
     seed(fake_kube)
     now = dt.datetime.now(dt.UTC)
     # An outgoing CA with two seconds left: the roll keeps it, and the loop (interval one hour, no
@@ -457,7 +465,12 @@ def test_running_loop_drops_a_previous_ca_when_it_expires(fake_kube: FakeKube, m
     leaf = pki.generate_serving_cert(old_ca, leaf_names(), valid_days=1, now=now - dt.timedelta(days=1))
     put_secret(
         fake_kube,
-        {"ca.crt": old_ca.cert_pem, "ca.key": old_ca.key_pem, "tls.crt": leaf.cert_pem, "tls.key": leaf.key_pem},
+        {
+            "ca.crt": old_ca.cert_pem,
+            "ca.key": old_ca.key_pem,
+            "tls.crt": leaf.cert_pem,
+            "tls.key": leaf.key_pem,
+        },
     )
     rec = make_reconciler(interval=3600, jitter=0, watch_timeout_seconds=30)
     rec.start()
@@ -510,8 +523,6 @@ def test_namespace_restricted_operation_touches_no_crds(
         assert all(b == data["ca.crt"] for b in config_bundles(fake_kube, plural, name))
 
 
-
-
 @pytest.mark.full_size_keys  # the server's TLS refuses RSA-1024
 def test_auto_mode_gauges_tell_the_served_pair_while_the_secret_is_renewed(
     fake_kube: FakeKube, make_reconciler: Factory, tmp_path: Path
@@ -522,8 +533,10 @@ def test_auto_mode_gauges_tell_the_served_pair_while_the_secret_is_renewed(
     seed(fake_kube)
     ca = pki.generate_ca(valid_days=1000)
     served = pki.generate_serving_cert(ca, leaf_names(), valid_days=30)  # within the renewal window
-    put_secret(fake_kube, {"ca.crt": ca.cert_pem, "ca.key": ca.key_pem,
-                           "tls.crt": served.cert_pem, "tls.key": served.key_pem})
+    put_secret(
+        fake_kube,
+        {"ca.crt": ca.cert_pem, "ca.key": ca.key_pem, "tls.crt": served.cert_pem, "tls.key": served.key_pem},
+    )
     mount = tmp_path / "mount"
     reloader = serving(mount, ca, served)
     result = make_reconciler().reconcile_once()

@@ -111,7 +111,15 @@ def test_ensure_dev_certs(tmp_path: Path) -> None:
     assert pki.key_matches_cert(third.cert_path.read_bytes(), third.key_path.read_bytes())
     assert third.ca_path.read_bytes() == first.ca_path.read_bytes()
     # So is an expired one.
-    expired = pki.generate_serving_cert(pki.generate_ca(), ["svc"], now=dt.datetime(2020, 1, 1, tzinfo=dt.UTC))
-    write_cert_dir(tmp_path, expired.cert_pem, expired.key_pem, first.ca_path.read_bytes(), (tmp_path / "ca.key").read_bytes())
+    expired = pki.generate_serving_cert(
+        pki.generate_ca(), ["svc"], now=dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
+    )
+    write_cert_dir(
+        tmp_path,
+        expired.cert_pem,
+        expired.key_pem,
+        first.ca_path.read_bytes(),
+        (tmp_path / "ca.key").read_bytes(),
+    )
     fourth = ensure_dev_certs(tmp_path, "svc", "ns")
     assert fourth.generated and pki.valid_pair(fourth.cert_path.read_bytes(), fourth.key_path.read_bytes())

@@ -77,7 +77,9 @@ def test_unexpected_exception_becomes_internal_error(monkeypatch: pytest.MonkeyP
     )
     registry = Registry()
     for kind in kinds.REGISTRY:
-        registry.register(dataclasses.replace(kind, converter=broken) if kind.kind == "DynamoGraphDeployment" else kind)
+        registry.register(
+            dataclasses.replace(kind, converter=broken) if kind.kind == "DynamoGraphDeployment" else kind
+        )
     monkeypatch.setattr(kinds, "REGISTRY", registry)
     with pytest.raises(ConversionError) as info:
         convert(_dgd(), BETA)

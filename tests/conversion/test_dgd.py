@@ -334,8 +334,16 @@ def test_a_pair_converted_with_one_reuse_is_each_converted_alone(pair: tuple[J, 
 
 def test_unchanged_services_and_status_are_converted_once() -> None:
     old = alpha(
-        spec={"services": {"a": {"replicas": 1, "extraPodSpec": {"mainContainer": {"image": "i"}}}, "b": {"replicas": 2}}},
-        status={"state": "successful", "services": {"a": {"componentKind": "Deployment", "componentName": "x"}}},
+        spec={
+            "services": {
+                "a": {"replicas": 1, "extraPodSpec": {"mainContainer": {"image": "i"}}},
+                "b": {"replicas": 2},
+            }
+        },
+        status={
+            "state": "successful",
+            "services": {"a": {"componentKind": "Deployment", "componentName": "x"}},
+        },
     )
     new = copy.deepcopy(old)
     new["spec"]["services"]["b"]["replicas"] = 3

@@ -174,4 +174,3 @@ def test_config_number_beyond_float64_is_a_parse_error() -> None:
         ConversionError, match=r"^failed to parse ProfilingConfig\.Config: json: cannot unmarshal number"
     ):
         a2b({"profilingConfig": {"config": {"sla": {"ttft": 10**400}}}})
-

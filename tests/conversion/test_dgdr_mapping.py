@@ -500,4 +500,3 @@ def test_search_strategy_saved_and_restored() -> None:
     out = b2a({"searchStrategy": "thorough"})
     assert spec_payload(out) == {"model": "", "searchStrategy": "thorough"}
     assert dgdr.to_hub(out)["spec"]["searchStrategy"] == "thorough"
-

@@ -158,4 +158,3 @@ def test_deployment_info_saved_and_restored_while_dgd_name_matches() -> None:
     assert dgdr.to_hub(out)["status"]["deploymentInfo"] == info
     out["status"]["deployment"]["name"] = "e"
     assert "deploymentInfo" not in dgdr.to_hub(out)["status"]
-

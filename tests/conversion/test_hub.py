@@ -29,7 +29,9 @@ def _spoke(name: str) -> Spoke:
     return Spoke(to_hub=to_hub, from_hub=from_hub)
 
 
-THING = KindConverter(kind="Thing", group="example.com", hub="hub", spokes={"a": _spoke("a"), "b": _spoke("b")})
+THING = KindConverter(
+    kind="Thing", group="example.com", hub="hub", spokes={"a": _spoke("a"), "b": _spoke("b")}
+)
 
 
 def _thing(version: str) -> Obj:
@@ -88,7 +90,9 @@ def test_a_conversion_error_passes_and_anything_else_is_an_internal_error() -> N
     def crash(obj: Obj) -> Obj:
         raise KeyError("x")
 
-    refusing = KindConverter(kind="Thing", group="example.com", hub="hub", spokes={"a": Spoke(refuse, refuse)})
+    refusing = KindConverter(
+        kind="Thing", group="example.com", hub="hub", spokes={"a": Spoke(refuse, refuse)}
+    )
     with pytest.raises(ConversionError, match=r"^no$"):
         convert(refusing, _thing("a"), "example.com/hub")
     crashing = KindConverter(kind="Thing", group="example.com", hub="hub", spokes={"a": Spoke(crash, crash)})

@@ -28,7 +28,9 @@ from tests.conversion.support import load_vectors
 
 Obj = dict[str, Any]
 
-PAYLOADS = tuple(f"nvidia.com/{kind}-{part}" for kind in ("dgd", "dcd", "dgdr") for part in ("spec", "status"))
+PAYLOADS = tuple(
+    f"nvidia.com/{kind}-{part}" for kind in ("dgd", "dcd", "dgdr") for part in ("spec", "status")
+)
 
 # Opaque JSON values, keyed by (enclosing key, key) (a list's items are enclosed by the list's
 # key): Go keeps their bytes as given, so their inner order is the input's and is not shuffled.
@@ -179,7 +181,12 @@ def _alpha_dcd_with_probe(key: str, probe: Obj) -> Obj:
 
 
 def test_dcd_spec_payload_kubernetes_values_in_go_order() -> None:
-    probe = {"failureThreshold": 3, "periodSeconds": 5, "timeoutSeconds": 2, "httpGet": {"port": 8000, "path": "/h"}}
+    probe = {
+        "failureThreshold": 3,
+        "periodSeconds": 5,
+        "timeoutSeconds": 2,
+        "httpGet": {"port": 8000, "path": "/h"},
+    }
     obj = _alpha_dcd_with_probe("livenessProbe", probe)
     got = convert(obj, BETA)["metadata"]["annotations"]["nvidia.com/dcd-spec"]
     # the envelope: version, spec, rawJSON (a record: path, raw, nil);
@@ -288,7 +295,11 @@ def _prune(want: Any, got: Any) -> Any:
     return want
 
 
-_OWN = {"DynamoGraphDeployment": "dgd", "DynamoComponentDeployment": "dcd", "DynamoGraphDeploymentRequest": "dgdr"}
+_OWN = {
+    "DynamoGraphDeployment": "dgd",
+    "DynamoComponentDeployment": "dcd",
+    "DynamoGraphDeploymentRequest": "dgdr",
+}
 
 
 def _payload_pairs() -> list[tuple[str, str, str]]:
@@ -355,6 +366,9 @@ def test_payloads_escape_html_as_go_marshal_does() -> None:
     obj = _alpha_dcd_with_probe("readinessProbe", probe)
     got = convert(obj, BETA)["metadata"]["annotations"]["nvidia.com/dcd-spec"]
     # json.Marshal escapes <, >, & and U+2028/U+2029 inside strings
-    assert '"readinessProbe":{"exec":{"command":["sh","-c","a \\u0026\\u0026 b \\u003cx\\u003e \\u2028\\u2029"]}}' in got
+    assert (
+        '"readinessProbe":{"exec":{"command":["sh","-c","a \\u0026\\u0026 b \\u003cx\\u003e \\u2028\\u2029"]}}'
+        in got
+    )
     back = convert(convert(obj, BETA), ALPHA)
     assert back["spec"]["readinessProbe"] == probe

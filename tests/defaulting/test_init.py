@@ -202,11 +202,15 @@ class FakeConverter:
         return self.fn(obj, desired)
 
 
-def use_converter(monkeypatch: pytest.MonkeyPatch, fn: Callable[[dict[str, Any], str], dict[str, Any]]) -> None:
+def use_converter(
+    monkeypatch: pytest.MonkeyPatch, fn: Callable[[dict[str, Any], str], dict[str, Any]]
+) -> None:
     """Every convertible kind of the registry converts with ``fn``."""
     registry = Registry()
     for kind in kinds.REGISTRY:
-        registry.register(dataclasses.replace(kind, converter=FakeConverter(kind.kind, fn)) if kind.converter else kind)
+        registry.register(
+            dataclasses.replace(kind, converter=FakeConverter(kind.kind, fn)) if kind.converter else kind
+        )
     monkeypatch.setattr(kinds, "REGISTRY", registry)
 
 

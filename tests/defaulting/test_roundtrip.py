@@ -155,7 +155,4 @@ def test_v1alpha1_dgd_create_with_provider_already_stamped_has_no_patch() -> Non
         {"Worker": {"componentType": "worker", "replicas": 2}},
         {"nvidia.com/workload-provider": "component", "nvidia.com/dynamo-operator-origin-version": "0.9.0"},
     )
-    assert (
-        kinds.default(make_input(ALPHA, "DynamoGraphDeployment", "CREATE", sent), CTXS[1]).patched
-        is None
-    )
+    assert kinds.default(make_input(ALPHA, "DynamoGraphDeployment", "CREATE", sent), CTXS[1]).patched is None

@@ -20,7 +20,12 @@ CHART = ROOT / "charts" / "dynamo-webhook"
 #: Values of each cert mode, by the overlay that renders the same objects.
 MODE_VALUES = {"self-signed": ("certMode=selfSigned",), "cert-manager": ("certMode=certManager",)}
 #: Labels the chart adds to every object's metadata and deploy/ does not have.
-HELM_LABELS = ("helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/version")
+HELM_LABELS = (
+    "helm.sh/chart",
+    "app.kubernetes.io/managed-by",
+    "app.kubernetes.io/instance",
+    "app.kubernetes.io/version",
+)
 #: The post-install/post-upgrade Job that stands for deploy/'s partial CRDs.
 CRD_JOB = "dynamo-webhook-crd-conversion"
 #: The pre-delete Job that releases the CRDs' conversion on uninstall.
@@ -43,7 +48,9 @@ def run_helm(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
     return subprocess.run([helm(), *args], capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def template_args(values: Sequence[str], namespace: str, release: str, api_versions: Sequence[str] = ()) -> list[str]:
+def template_args(
+    values: Sequence[str], namespace: str, release: str, api_versions: Sequence[str] = ()
+) -> list[str]:
     args = ["template", release, str(CHART), "--namespace", namespace]
     for value in values:
         args += ["--set", value]
@@ -53,14 +60,20 @@ def template_args(values: Sequence[str], namespace: str, release: str, api_versi
 
 
 @functools.cache
-def _rendered(values: tuple[str, ...], namespace: str, release: str, api_versions: tuple[str, ...]) -> tuple[Obj, ...]:
+def _rendered(
+    values: tuple[str, ...], namespace: str, release: str, api_versions: tuple[str, ...]
+) -> tuple[Obj, ...]:
     proc = run_helm(*template_args(values, namespace, release, api_versions))
     assert proc.returncode == 0, f"helm template {' '.join(values)} failed:\n{proc.stderr}"
     return tuple(d for d in yaml.safe_load_all(proc.stdout) if d)
 
 
-def render(*values: str, namespace: str = "dynamo-system", release: str = "dynamo-webhook",
-           api_versions: Sequence[str] = MONITORING_APIS) -> list[Obj]:
+def render(
+    *values: str,
+    namespace: str = "dynamo-system",
+    release: str = "dynamo-webhook",
+    api_versions: Sequence[str] = MONITORING_APIS,
+) -> list[Obj]:
     """``helm template`` with ``--set`` values, parsed (a fresh copy each call), for a cluster that
     serves ``api_versions`` beside the built-in ones (by default the prometheus-operator's, as
     deploy/ assumes)."""

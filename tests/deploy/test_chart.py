@@ -108,7 +108,10 @@ def test_crd_hook_runs_after_install_and_upgrade_as_the_service(overlay: str) ->
     job = one(chart, "Job", CRD_JOB)
     assert job["metadata"]["annotations"]["helm.sh/hook"] == "post-install,post-upgrade"
     pod = job["spec"]["template"]
-    assert pod["spec"]["serviceAccountName"] == one(chart, "ServiceAccount", "dynamo-webhook")["metadata"]["name"]
+    assert (
+        pod["spec"]["serviceAccountName"]
+        == one(chart, "ServiceAccount", "dynamo-webhook")["metadata"]["name"]
+    )
     assert pod["spec"]["restartPolicy"] == "Never" and job["spec"]["activeDeadlineSeconds"] > 0
     # The account may patch the four CRDs, by name, in every cert mode.
     rules = one(chart, "ClusterRole", "dynamo-webhook")["rules"]
@@ -140,8 +143,9 @@ def test_resources_carry_the_deployment_explanation() -> None:
     # values.yaml's comment is helm-docs' description: "-- <summary>", then the explanation.
     assert values[0].startswith("-- ")
     assert deployment and values[1:] == deployment
-    assert yaml.safe_load((CHART / "values.yaml").read_text())["resources"] == (
-        build("self-signed").container["resources"]
+    assert (
+        yaml.safe_load((CHART / "values.yaml").read_text())["resources"]
+        == (build("self-signed").container["resources"])
     )
 
 
@@ -153,7 +157,12 @@ def test_resources_carry_the_deployment_explanation() -> None:
     [
         (),
         MODE_VALUES["cert-manager"],
-        ("features.grove=true", "features.checkpoint=true", "replicas=3", "monitoring.serviceMonitor.enabled=false"),
+        (
+            "features.grove=true",
+            "features.checkpoint=true",
+            "replicas=3",
+            "monitoring.serviceMonitor.enabled=false",
+        ),
         ("certMode=certManager", "crdConversion.enabled=false", "podDisruptionBudget.enabled=false"),
     ],
     ids=["defaults", "cert-manager", "gates", "cert-manager-bare"],
@@ -169,7 +178,9 @@ def test_helm_lint(values: tuple[str, ...]) -> None:
 
 def test_feature_gates_and_principals_become_settings() -> None:
     chart = render(
-        "features.grove=true", "features.checkpoint=true", "features.gpuDiscovery=false",
+        "features.grove=true",
+        "features.checkpoint=true",
+        "features.gpuDiscovery=false",
         "operatorPrincipal=system:serviceaccount:dynamo-system:platform-dynamo-operator",
         "plannerServiceAccount=",
     )
@@ -177,13 +188,22 @@ def test_feature_gates_and_principals_become_settings() -> None:
     assert got["DYNAMO_WEBHOOK_FEATURE_GROVE"] == "true"
     assert got["DYNAMO_WEBHOOK_FEATURE_CHECKPOINT"] == "true"
     assert got["DYNAMO_WEBHOOK_FEATURE_GPU_DISCOVERY"] == "false"
-    assert got["DYNAMO_WEBHOOK_OPERATOR_PRINCIPAL"] == "system:serviceaccount:dynamo-system:platform-dynamo-operator"
+    assert (
+        got["DYNAMO_WEBHOOK_OPERATOR_PRINCIPAL"]
+        == "system:serviceaccount:dynamo-system:platform-dynamo-operator"
+    )
     assert got["DYNAMO_WEBHOOK_PLANNER_SERVICE_ACCOUNT"] == ""
 
 
 def test_settings_left_null_are_not_set() -> None:
     got = env(render())
-    for name in ("FEATURE_GROVE", "FEATURE_CHECKPOINT", "FEATURE_GPU_DISCOVERY", "OPERATOR_PRINCIPAL", "PLANNER_SERVICE_ACCOUNT"):
+    for name in (
+        "FEATURE_GROVE",
+        "FEATURE_CHECKPOINT",
+        "FEATURE_GPU_DISCOVERY",
+        "OPERATOR_PRINCIPAL",
+        "PLANNER_SERVICE_ACCOUNT",
+    ):
         assert f"DYNAMO_WEBHOOK_{name}" not in got
 
 
@@ -191,16 +211,26 @@ def test_every_setting_the_chart_sets_is_a_setting() -> None:
     from app.server.settings import Settings
 
     names = {f"DYNAMO_WEBHOOK_{n.upper()}" for n in Settings.model_fields}
-    chart = render("features.grove=true", "features.checkpoint=false", "features.gpuDiscovery=true",
-                   "operatorPrincipal=system:serviceaccount:a:b", "plannerServiceAccount=p")
+    chart = render(
+        "features.grove=true",
+        "features.checkpoint=false",
+        "features.gpuDiscovery=true",
+        "operatorPrincipal=system:serviceaccount:a:b",
+        "plannerServiceAccount=p",
+    )
     for variable in env(chart):
         if variable.startswith("DYNAMO_WEBHOOK_"):
             assert variable in names, variable
 
 
 def test_image_replicas_and_budget() -> None:
-    chart = render("image.repository=registry.example.com/dynamo-webhook", "image.tag=1.2.3",
-                   "image.pullPolicy=Always", "replicas=3", "podDisruptionBudget.minAvailable=2")
+    chart = render(
+        "image.repository=registry.example.com/dynamo-webhook",
+        "image.tag=1.2.3",
+        "image.pullPolicy=Always",
+        "replicas=3",
+        "podDisruptionBudget.minAvailable=2",
+    )
     deployment = one(chart, "Deployment")
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == "registry.example.com/dynamo-webhook:1.2.3"
@@ -208,7 +238,10 @@ def test_image_replicas_and_budget() -> None:
     assert deployment["spec"]["replicas"] == 3
     assert one(chart, "PodDisruptionBudget")["spec"]["minAvailable"] == 2
     appversion = yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"]
-    assert one(render(), "Deployment")["spec"]["template"]["spec"]["containers"][0]["image"] == f"dynamo-webhook:{appversion}"
+    assert (
+        one(render(), "Deployment")["spec"]["template"]["spec"]["containers"][0]["image"]
+        == f"dynamo-webhook:{appversion}"
+    )
 
 
 def test_toggles_leave_their_objects_out() -> None:
@@ -222,7 +255,10 @@ def test_toggles_leave_their_objects_out() -> None:
     ):
         assert gone in full
         assert {(o["kind"], o["metadata"]["name"]) for o in render(value)} == full - {gone}, value
-    tests = {(kind, "dynamo-webhook-test") for kind in ("ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Pod")}
+    tests = {
+        (kind, "dynamo-webhook-test")
+        for kind in ("ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Pod")
+    }
     assert tests <= full
     assert {(o["kind"], o["metadata"]["name"]) for o in render("tests.enabled=false")} == full - tests
 
@@ -234,12 +270,20 @@ def test_service_name_reaches_every_reference(mode: str) -> None:
     assert "dynamo-operator-webhook-service" not in text
     one(chart, "Service", "dynamo-webhook-service")
     assert env(chart)["DYNAMO_WEBHOOK_SERVICE_NAME"] == "dynamo-webhook-service"
-    for config in of_kind(chart, "ValidatingWebhookConfiguration") + of_kind(chart, "MutatingWebhookConfiguration"):
+    for config in of_kind(chart, "ValidatingWebhookConfiguration") + of_kind(
+        chart, "MutatingWebhookConfiguration"
+    ):
         for hook in config["webhooks"]:
             assert hook["clientConfig"]["service"]["name"] == "dynamo-webhook-service"
-    assert crd_job_patch(chart)[1]["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["name"] == "dynamo-webhook-service"
+    assert (
+        crd_job_patch(chart)[1]["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["name"]
+        == "dynamo-webhook-service"
+    )
     if mode == "certManager":
-        assert "dynamo-webhook-service.dynamo-system.svc" in one(chart, "Certificate", "dynamo-webhook-serving-cert")["spec"]["dnsNames"]
+        assert (
+            "dynamo-webhook-service.dynamo-system.svc"
+            in one(chart, "Certificate", "dynamo-webhook-serving-cert")["spec"]["dnsNames"]
+        )
 
 
 BAD_VALUES = {
@@ -254,17 +298,26 @@ BAD_VALUES = {
     "bad pull policy": (("image.pullPolicy=Sometimes",), "/image/pullPolicy"),
     "principal not a service account": (("operatorPrincipal=dynamo-operator",), "/operatorPrincipal"),
     "service name not a DNS label": (("serviceName=Dynamo_Webhook",), "/serviceName"),
-    "toggle not a boolean": (("monitoring.prometheusRule.enabled=maybe",), "/monitoring/prometheusRule/enabled"),
+    "toggle not a boolean": (
+        ("monitoring.prometheusRule.enabled=maybe",),
+        "/monitoring/prometheusRule/enabled",
+    ),
     "negative budget": (("podDisruptionBudget.minAvailable=-1",), "/podDisruptionBudget/minAvailable"),
     "kubectl image without a tag": (("crdConversion.image.tag=",), "/crdConversion/image/tag"),
     "digest not a sha256": (("crdConversion.image.digest=v1",), "/crdConversion/image/digest"),
-    "negative hook ttl": (("crdConversion.ttlSecondsAfterFinished=-1",), "/crdConversion/ttlSecondsAfterFinished"),
+    "negative hook ttl": (
+        ("crdConversion.ttlSecondsAfterFinished=-1",),
+        "/crdConversion/ttlSecondsAfterFinished",
+    ),
     "budget of no pods": (("podDisruptionBudget.maxUnavailable=0",), "/podDisruptionBudget/maxUnavailable"),
     "pull secret without a name": (("imagePullSecrets[0].nam=x",), "/imagePullSecrets/0"),
     "env without a name": (("extraEnv[0].value=x",), "/extraEnv/0"),
     "label not a string": (("podLabels.a=1",), "/podLabels/a"),
     "autoscaler from zero": (("autoscaling.minReplicas=0",), "/autoscaling/minReplicas"),
-    "monitoring not a switch": (("monitoring.serviceMonitor.enabled=auto",), "/monitoring/serviceMonitor/enabled"),
+    "monitoring not a switch": (
+        ("monitoring.serviceMonitor.enabled=auto",),
+        "/monitoring/serviceMonitor/enabled",
+    ),
     "unknown networkPolicy key": (("networkPolicy.egress=true",), "additional properties 'egress'"),
 }
 
@@ -318,7 +371,8 @@ def test_readme_install_command_renders(section: Callable[[], str]) -> None:
     assert "--wait" in words and sets
     chart = render(*sets)
     assert one(chart, "Deployment")["spec"]["template"]["spec"]["containers"][0]["image"].startswith(
-        "registry.example.com/dynamo-webhook:")
+        "registry.example.com/dynamo-webhook:"
+    )
 
 
 def test_readme_values_table_names_chart_values() -> None:

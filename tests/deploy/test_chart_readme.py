@@ -75,7 +75,7 @@ def _description(comment: list[str]) -> str:
     starts = [i for i, text in enumerate(comment) if text.startswith("# --")]
     if not starts:
         return ""
-    first, *rest = comment[starts[-1]:]
+    first, *rest = comment[starts[-1] :]
     match = _DESCRIPTION.match(first)
     if not match or match[1]:
         return ""
@@ -250,7 +250,9 @@ def helm_docs() -> str:
     except testenv.TestenvUnavailable as err:
         pytest.fail(f"helm-docs is needed to write charts/dynamo-webhook/README.md: {err}")
     if not os.access(path, os.X_OK):
-        pytest.fail(f"helm-docs missing from {path.parent}: run scripts/kube-testenv (or scripts/kube-testenv --helm-docs)")
+        pytest.fail(
+            f"helm-docs missing from {path.parent}: run scripts/kube-testenv (or scripts/kube-testenv --helm-docs)"
+        )
     return str(path)
 
 
@@ -261,9 +263,14 @@ def test_committed_readme_is_what_helm_docs_writes(monkeypatch: pytest.MonkeyPat
     made = generate.make_chart(generate.Options(operator=None, check=True))
     written, committed = made[README], README.read_bytes()
     if written.encode() != committed:
-        diff = "".join(difflib.unified_diff(
-            committed.decode().splitlines(keepends=True), written.splitlines(keepends=True),
-            "charts/dynamo-webhook/README.md (committed)", "charts/dynamo-webhook/README.md (written by helm-docs)"))
+        diff = "".join(
+            difflib.unified_diff(
+                committed.decode().splitlines(keepends=True),
+                written.splitlines(keepends=True),
+                "charts/dynamo-webhook/README.md (committed)",
+                "charts/dynamo-webhook/README.md (written by helm-docs)",
+            )
+        )
         pytest.fail(f"charts/dynamo-webhook/README.md is stale: run {REGENERATE} and commit it.\n{diff}")
 
 
@@ -275,12 +282,17 @@ def test_helm_show_readme_prints_the_readme() -> None:
 
 
 #: A helm-docs template that lists the rows of the values table without a description, one a line.
-UNDESCRIBED_ROWS = "{{ range .Values }}{{ if not (or .Description .AutoDescription) }}{{ .Key }}\n{{ end }}{{ end }}"
+UNDESCRIBED_ROWS = (
+    "{{ range .Values }}{{ if not (or .Description .AutoDescription) }}{{ .Key }}\n{{ end }}{{ end }}"
+)
 
 
 @pytest.mark.kubectl
-@pytest.mark.parametrize("text", [*(text for text, _ in CASES.values()), (CHART / "values.yaml").read_text()],
-                         ids=[*CASES.keys(), "chart values.yaml"])
+@pytest.mark.parametrize(
+    "text",
+    [*(text for text, _ in CASES.values()), (CHART / "values.yaml").read_text()],
+    ids=[*CASES.keys(), "chart values.yaml"],
+)
 def test_undocumented_values_agrees_with_helm_docs(tmp_path: Path, text: str) -> None:
     chart = tmp_path / "chart"
     chart.mkdir()
@@ -288,8 +300,23 @@ def test_undocumented_values_agrees_with_helm_docs(tmp_path: Path, text: str) ->
     (chart / "values.yaml").write_text(text)
     (chart / "rows.gotmpl").write_text(UNDESCRIBED_ROWS)
     proc = subprocess.run(
-        [helm_docs(), "--chart-search-root", str(tmp_path), "--template-files", "rows.gotmpl",
-         "--output-file", "rows.txt", "--sort-values-order", "file", "--log-level", "warning"],
-        capture_output=True, text=True, timeout=60, check=False)
+        [
+            helm_docs(),
+            "--chart-search-root",
+            str(tmp_path),
+            "--template-files",
+            "rows.gotmpl",
+            "--output-file",
+            "rows.txt",
+            "--sort-values-order",
+            "file",
+            "--log-level",
+            "warning",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert undocumented_values(text) == (chart / "rows.txt").read_text().splitlines()

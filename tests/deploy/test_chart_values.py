@@ -52,8 +52,12 @@ def container(objects: list[Obj]) -> Obj:
 
 
 def admission_webhooks(objects: list[Obj]) -> list[Obj]:
-    return [hook for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
-            for config in of_kind(objects, kind) for hook in config["webhooks"]]
+    return [
+        hook
+        for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
+        for config in of_kind(objects, kind)
+        for hook in config["webhooks"]
+    ]
 
 
 def hook_pods(objects: list[Obj]) -> dict[str, Obj]:
@@ -78,7 +82,9 @@ def test_monitoring_objects_need_their_api_by_default() -> None:
 
 
 def test_monitoring_switches_override_the_cluster() -> None:
-    forced = render("monitoring.serviceMonitor.enabled=true", "monitoring.prometheusRule.enabled=true", api_versions=())
+    forced = render(
+        "monitoring.serviceMonitor.enabled=true", "monitoring.prometheusRule.enabled=true", api_versions=()
+    )
     assert kinds(forced) >= MONITORING_KINDS
     off = render("monitoring.serviceMonitor.enabled=false", "monitoring.prometheusRule.enabled=false")
     assert not kinds(off) & MONITORING_KINDS
@@ -87,8 +93,11 @@ def test_monitoring_switches_override_the_cluster() -> None:
 def test_service_monitor_selects_the_metrics_service_only() -> None:
     chart = render()
     selector = one(chart, "ServiceMonitor")["spec"]["selector"]["matchLabels"]
-    services = [s for s in of_kind(chart, "Service")
-                if all(s["metadata"]["labels"].get(k) == v for k, v in selector.items())]
+    services = [
+        s
+        for s in of_kind(chart, "Service")
+        if all(s["metadata"]["labels"].get(k) == v for k, v in selector.items())
+    ]
     assert [s["metadata"]["name"] for s in services] == ["dynamo-webhook-metrics"]
 
 
@@ -97,14 +106,29 @@ def test_service_monitor_selects_the_metrics_service_only() -> None:
 
 def test_scheduling_settings_reach_the_pod_spec() -> None:
     toleration = {"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}
-    spread = {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
-              "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "dynamo-webhook"}}}
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "node-role", "operator": "In", "values": ["infra"]}]}]}}}
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "dynamo-webhook"}},
+    }
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "node-role", "operator": "In", "values": ["infra"]}]}
+                ]
+            }
+        }
+    }
     chart = render(
-        "nodeSelector.node-role=infra", f"tolerations[0].key={toleration['key']}",
-        "tolerations[0].operator=Equal", "tolerations[0].value=infra", "tolerations[0].effect=NoSchedule",
-        "topologySpreadConstraints[0].maxSkew=1", "topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone",
+        "nodeSelector.node-role=infra",
+        f"tolerations[0].key={toleration['key']}",
+        "tolerations[0].operator=Equal",
+        "tolerations[0].value=infra",
+        "tolerations[0].effect=NoSchedule",
+        "topologySpreadConstraints[0].maxSkew=1",
+        "topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone",
         "topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway",
         "topologySpreadConstraints[0].labelSelector.matchLabels.app\\.kubernetes\\.io/name=dynamo-webhook",
         "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
@@ -123,13 +147,21 @@ def test_scheduling_settings_reach_the_pod_spec() -> None:
     assert spec["priorityClassName"] == "system-cluster-critical"
     default = pod_spec(render())
     assert set(default["affinity"]) == {"podAntiAffinity"}
-    assert not {"nodeSelector", "tolerations", "topologySpreadConstraints", "priorityClassName",
-                "imagePullSecrets"} & set(default)
+    assert not {
+        "nodeSelector",
+        "tolerations",
+        "topologySpreadConstraints",
+        "priorityClassName",
+        "imagePullSecrets",
+    } & set(default)
 
 
 def test_pod_labels_and_annotations_keep_the_chart_selector() -> None:
-    chart = render("podLabels.team=inference", "podLabels.app\\.kubernetes\\.io/name=other",
-                   "podAnnotations.example\\.com/owner=team-a")
+    chart = render(
+        "podLabels.team=inference",
+        "podLabels.app\\.kubernetes\\.io/name=other",
+        "podAnnotations.example\\.com/owner=team-a",
+    )
     template = one(chart, "Deployment")["spec"]["template"]["metadata"]
     assert template["labels"] == {"team": "inference", "app.kubernetes.io/name": "dynamo-webhook"}
     assert template["annotations"] == {"example.com/owner": "team-a"}
@@ -147,8 +179,11 @@ def test_pull_secrets_reach_every_pod_of_the_chart() -> None:
 def test_images_by_digest() -> None:
     digest = "sha256:" + "a" * 64
     kubectl_digest = "sha256:" + "b" * 64
-    chart = render("image.repository=registry.example.com/dynamo-webhook", f"image.digest={digest}",
-                   f"crdConversion.image.digest={kubectl_digest}")
+    chart = render(
+        "image.repository=registry.example.com/dynamo-webhook",
+        f"image.digest={digest}",
+        f"crdConversion.image.digest={kubectl_digest}",
+    )
     assert container(chart)["image"] == f"registry.example.com/dynamo-webhook@{digest}"
     pods = hook_pods(chart)
     assert pods[RELEASE_JOB]["containers"][0]["image"] == f"registry.example.com/dynamo-webhook@{digest}"
@@ -158,8 +193,12 @@ def test_images_by_digest() -> None:
 
 
 def test_log_level_extra_env_and_args() -> None:
-    chart = render("logLevel=debug", "extraEnv[0].name=DYNAMO_WEBHOOK_LOG_FORMAT", "extraEnv[0].value=text",
-                   "extraArgs[0]=--workers=2")
+    chart = render(
+        "logLevel=debug",
+        "extraEnv[0].name=DYNAMO_WEBHOOK_LOG_FORMAT",
+        "extraEnv[0].value=text",
+        "extraArgs[0]=--workers=2",
+    )
     assert env(chart)["DYNAMO_WEBHOOK_LOG_LEVEL"] == "debug"
     assert env(chart)["DYNAMO_WEBHOOK_LOG_FORMAT"] == "text"
     assert container(chart)["args"] == ["--workers=2"]
@@ -170,8 +209,14 @@ def test_log_level_extra_env_and_args() -> None:
 
 def test_extra_env_may_not_name_what_the_chart_sets() -> None:
     # Every variable the chart can set, with every value that sets one given.
-    everything = render("features.grove=true", "features.checkpoint=true", "features.gpuDiscovery=true",
-                        "operatorPrincipal=system:serviceaccount:a:b", "plannerServiceAccount=p", "logLevel=info")
+    everything = render(
+        "features.grove=true",
+        "features.checkpoint=true",
+        "features.gpuDiscovery=true",
+        "operatorPrincipal=system:serviceaccount:a:b",
+        "plannerServiceAccount=p",
+        "logLevel=info",
+    )
     names = [v["name"] for v in container(everything)["env"]]
     assert len(names) == len(set(names))
     for name in names:
@@ -180,10 +225,12 @@ def test_extra_env_may_not_name_what_the_chart_sets() -> None:
 
 
 def test_webhook_timeout_and_selectors_reach_every_admission_webhook() -> None:
-    chart = render("webhooks.timeoutSeconds=20",
-                   "webhooks.namespaceSelector.matchLabels.dynamo=enabled",
-                   "webhooks.objectSelector.matchExpressions[0].key=skip-dynamo-webhook",
-                   "webhooks.objectSelector.matchExpressions[0].operator=DoesNotExist")
+    chart = render(
+        "webhooks.timeoutSeconds=20",
+        "webhooks.namespaceSelector.matchLabels.dynamo=enabled",
+        "webhooks.objectSelector.matchExpressions[0].key=skip-dynamo-webhook",
+        "webhooks.objectSelector.matchExpressions[0].operator=DoesNotExist",
+    )
     hooks = admission_webhooks(chart)
     assert len(hooks) == 9
     skip = {"key": "skip-dynamo-webhook", "operator": "DoesNotExist"}
@@ -195,10 +242,21 @@ def test_webhook_timeout_and_selectors_reach_every_admission_webhook() -> None:
     # The Pod restore mutator keeps its own selectors, the values' added.
     assert pods["namespaceSelector"]["matchExpressions"][0]["key"] == "kubernetes.io/metadata.name"
     assert [e["key"] for e in pods["objectSelector"]["matchExpressions"]] == [
-        "nvidia.com/dynamo-component", "nvidia.com/dynamo-namespace", "nvidia.com/selector", "skip-dynamo-webhook"]
-    for case, where in ((("webhooks.timeoutSeconds=31",), "/webhooks/timeoutSeconds"),
-                        (("webhooks.objectSelector.matchExpressions[0].key=a",
-                          "webhooks.objectSelector.matchExpressions[0].operator=Sometimes"), "/webhooks/objectSelector")):
+        "nvidia.com/dynamo-component",
+        "nvidia.com/dynamo-namespace",
+        "nvidia.com/selector",
+        "skip-dynamo-webhook",
+    ]
+    for case, where in (
+        (("webhooks.timeoutSeconds=31",), "/webhooks/timeoutSeconds"),
+        (
+            (
+                "webhooks.objectSelector.matchExpressions[0].key=a",
+                "webhooks.objectSelector.matchExpressions[0].operator=Sometimes",
+            ),
+            "/webhooks/objectSelector",
+        ),
+    ):
         assert where in refused(*case)
 
 
@@ -218,8 +276,17 @@ def test_webhook_timeout_and_selectors_reach_every_admission_webhook() -> None:
         (("replicas=1", "autoscaling.enabled=true", "autoscaling.minReplicas=3"), {"minAvailable": 1}),
         (("podDisruptionBudget.enabled=false",), None),
     ],
-    ids=["default", "one-replica", "min-equals-replicas", "three", "max-unavailable", "percent", "hpa-one", "hpa-three",
-         "off"],
+    ids=[
+        "default",
+        "one-replica",
+        "min-equals-replicas",
+        "three",
+        "max-unavailable",
+        "percent",
+        "hpa-one",
+        "hpa-three",
+        "off",
+    ],
 )
 def test_the_budget_never_blocks_a_drain(values: tuple[str, ...], budget: dict[str, Any] | None) -> None:
     chart = render(*values)
@@ -241,7 +308,15 @@ def notes(tmp_path: Path, *values: str) -> str:
     # Helm reads every rendered template as YAML: the notes become one string of a document.
     (copy / "templates" / "_notes.tpl").write_text('{{- define "probe.notes" -}}\n' + text + "{{- end }}\n")
     (copy / "templates" / "notes.yaml").write_text('{{ dict "notes" (include "probe.notes" .) | toYaml }}\n')
-    args = ["template", "dynamo-webhook", str(copy), "--namespace", "dynamo-system", "--show-only", "templates/notes.yaml"]
+    args = [
+        "template",
+        "dynamo-webhook",
+        str(copy),
+        "--namespace",
+        "dynamo-system",
+        "--show-only",
+        "templates/notes.yaml",
+    ]
     for value in values:
         args += ["--set", value]
     proc = run_helm(*args)
@@ -257,17 +332,27 @@ def test_one_replica_notes_say_why_there_is_no_budget(tmp_path: Path) -> None:
 
 def test_notes_say_what_uninstall_does(tmp_path: Path) -> None:
     assert "says to run\n`dynamo-webhook storage-migrate` first" in notes(tmp_path)
-    assert "it hands it to dynamo-system/operator-webhook." in notes(tmp_path, "uninstall.handOverTo=dynamo-system/operator-webhook")
+    assert "it hands it to dynamo-system/operator-webhook." in notes(
+        tmp_path, "uninstall.handOverTo=dynamo-system/operator-webhook"
+    )
     assert "switch the CRD conversion off" in notes(tmp_path, "uninstall.releaseConversion=false")
     assert "helm test dynamo-webhook --namespace dynamo-system" in notes(tmp_path)
     assert "helm test" not in notes(tmp_path, "tests.enabled=false")
 
 
 def test_autoscaler_takes_the_replicas_over() -> None:
-    chart = render("autoscaling.enabled=true", "autoscaling.minReplicas=2", "autoscaling.maxReplicas=6",
-                   "autoscaling.targetCPUUtilizationPercentage=70")
+    chart = render(
+        "autoscaling.enabled=true",
+        "autoscaling.minReplicas=2",
+        "autoscaling.maxReplicas=6",
+        "autoscaling.targetCPUUtilizationPercentage=70",
+    )
     hpa = one(chart, "HorizontalPodAutoscaler")
-    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "dynamo-webhook"}
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": "dynamo-webhook",
+    }
     assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (2, 6)
     assert hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 70
     assert "replicas" not in one(chart, "Deployment")["spec"]
@@ -284,9 +369,13 @@ def test_network_policy_opens_the_webhook_and_metrics_ports() -> None:
     assert [p["port"] for p in webhook["ports"]] == ["webhook"] and "webhook" in ports
     assert "from" not in webhook  # the API server calls from addresses that are not pods
     assert [p["port"] for p in metrics["ports"]] == ["metrics"] and "metrics" in ports
-    assert metrics["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]
-    narrowed = one(render("networkPolicy.enabled=true", "networkPolicy.webhookFrom[0].ipBlock.cidr=10.0.0.0/24"),
-                   "NetworkPolicy")
+    assert metrics["from"] == [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
+    ]
+    narrowed = one(
+        render("networkPolicy.enabled=true", "networkPolicy.webhookFrom[0].ipBlock.cidr=10.0.0.0/24"),
+        "NetworkPolicy",
+    )
     assert narrowed["spec"]["ingress"][0]["from"] == [{"ipBlock": {"cidr": "10.0.0.0/24"}}]
 
 
@@ -316,44 +405,68 @@ def test_pre_delete_hook_releases_the_conversion_as_the_service() -> None:
     assert main["image"] == "registry.example.com/dynamo-webhook:1.2.3"
     assert main["command"] == ["dynamo-webhook"]
     assert main["args"] == ["crds", "release", "--service=dynamo-system/dynamo-operator-webhook-service"]
-    handed = one(render("uninstall.handOverTo=dynamo-system/platform-webhook:8443/convert"), "Job", RELEASE_JOB)
+    handed = one(
+        render("uninstall.handOverTo=dynamo-system/platform-webhook:8443/convert"), "Job", RELEASE_JOB
+    )
     assert handed["spec"]["template"]["spec"]["containers"][0]["args"][-1] == (
-        "--hand-over-to=dynamo-system/platform-webhook:8443/convert")
-    assert not [o for o in render("uninstall.releaseConversion=false") if o["metadata"]["name"] == RELEASE_JOB]
+        "--hand-over-to=dynamo-system/platform-webhook:8443/convert"
+    )
+    assert not [
+        o for o in render("uninstall.releaseConversion=false") if o["metadata"]["name"] == RELEASE_JOB
+    ]
     # Handing over, it reads the other converter's CA: Secret webhook-server-cert of its namespace.
     assert not [o for o in chart if o["metadata"]["name"] == "dynamo-webhook-hand-over-ca"]
-    reader = one(render("uninstall.handOverTo=platform/operator-webhook"), "Role", "dynamo-webhook-hand-over-ca")
+    reader = one(
+        render("uninstall.handOverTo=platform/operator-webhook"), "Role", "dynamo-webhook-hand-over-ca"
+    )
     assert reader["metadata"]["namespace"] == "platform"
-    assert reader["rules"] == [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["webhook-server-cert"],
-                                "verbs": ["get"]}]
+    assert reader["rules"] == [
+        {
+            "apiGroups": [""],
+            "resources": ["secrets"],
+            "resourceNames": ["webhook-server-cert"],
+            "verbs": ["get"],
+        }
+    ]
     assert "/uninstall/handOverTo" in refused("uninstall.handOverTo=not a service")
     # The account may read and patch the four CRDs, by name.
     rules = one(chart, "ClusterRole", "dynamo-webhook")["rules"]
     crd_rule = next(r for r in rules if r["resources"] == ["customresourcedefinitions"])
-    assert {"get", "patch"} <= set(crd_rule["verbs"]) and sorted(crd_rule["resourceNames"]) == sorted(CONVERTIBLE_CRDS)
+    assert {"get", "patch"} <= set(crd_rule["verbs"]) and sorted(crd_rule["resourceNames"]) == sorted(
+        CONVERTIBLE_CRDS
+    )
 
 
 def test_helm_test_creates_the_examples_dry_run_as_a_narrow_account() -> None:
     chart = render(namespace="dynamo")
     tests = [o for o in chart if (o["metadata"].get("annotations") or {}).get("helm.sh/hook") == "test"]
     assert {(o["kind"], o["metadata"]["name"]) for o in tests} == {
-        (kind, "dynamo-webhook-test") for kind in ("ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Pod")}
+        (kind, "dynamo-webhook-test")
+        for kind in ("ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Pod")
+    }
     role = one(tests, "Role")
-    assert role["rules"] == [{"apiGroups": ["nvidia.com"], "resources": ["dynamographdeployments"], "verbs": ["create"]}]
+    assert role["rules"] == [
+        {"apiGroups": ["nvidia.com"], "resources": ["dynamographdeployments"], "verbs": ["create"]}
+    ]
     pod = one(tests, "Pod")
     assert pod["metadata"]["labels"]["app.kubernetes.io/name"] == "dynamo-webhook-test"
     (main,) = pod["spec"]["containers"]
     files = one(tests, "ConfigMap")["data"]
     assert main["command"] == ["kubectl"]
-    assert main["args"] == ["create", "--dry-run=server", "--namespace=dynamo",
-                            *[f"--filename=/manifests/{name}" for name in sorted(files)]]
+    assert main["args"] == [
+        "create",
+        "--dry-run=server",
+        "--namespace=dynamo",
+        *[f"--filename=/manifests/{name}" for name in sorted(files)],
+    ]
     # The examples of the repository, under the test's names.
     for version in ("v1alpha1", "v1beta1"):
         test_doc = yaml.safe_load(files[f"dgd-{version}.yaml"])
         example = yaml.safe_load((ROOT / "examples" / "manifests" / f"dgd-agg-{version}.yaml").read_text())
         assert test_doc["metadata"] == {"name": f"dynamo-webhook-test-{version}"}
         assert {k: v for k, v in test_doc.items() if k != "metadata"} == {
-            k: v for k, v in example.items() if k != "metadata"}
+            k: v for k, v in example.items() if k != "metadata"
+        }
     assert not [o for o in render("tests.enabled=false") if o["metadata"]["name"] == "dynamo-webhook-test"]
 
 
@@ -362,7 +475,9 @@ def test_helm_test_creates_the_examples_dry_run_as_a_narrow_account() -> None:
 
 def test_instance_label_is_the_release_name() -> None:
     for obj in render(release="platform-webhook"):
-        assert obj["metadata"]["labels"]["app.kubernetes.io/instance"] == "platform-webhook", obj["metadata"]["name"]
+        assert obj["metadata"]["labels"]["app.kubernetes.io/instance"] == "platform-webhook", obj["metadata"][
+            "name"
+        ]
 
 
 def test_chart_metadata() -> None:
@@ -383,21 +498,43 @@ def test_chart_metadata() -> None:
 
 def test_helm_lint_with_every_setting() -> None:
     values = {
-        "image": {"repository": "registry.example.com/dynamo-webhook", "tag": "0.1.0",
-                  "digest": "sha256:" + "c" * 64, "pullPolicy": "Always"},
+        "image": {
+            "repository": "registry.example.com/dynamo-webhook",
+            "tag": "0.1.0",
+            "digest": "sha256:" + "c" * 64,
+            "pullPolicy": "Always",
+        },
         "imagePullSecrets": [{"name": "regcred"}],
         "replicas": 3,
         "podDisruptionBudget": {"enabled": True, "minAvailable": 1, "maxUnavailable": 1},
-        "logLevel": "debug", "extraEnv": [{"name": "DYNAMO_WEBHOOK_LOG_FORMAT", "value": "text"}],
-        "extraArgs": ["--workers=2"], "podAnnotations": {"a": "b"}, "podLabels": {"c": "d"},
-        "nodeSelector": {"e": "f"}, "tolerations": [{"operator": "Exists"}],
-        "affinity": {"podAntiAffinity": {}}, "topologySpreadConstraints": [
-            {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule"}],
+        "logLevel": "debug",
+        "extraEnv": [{"name": "DYNAMO_WEBHOOK_LOG_FORMAT", "value": "text"}],
+        "extraArgs": ["--workers=2"],
+        "podAnnotations": {"a": "b"},
+        "podLabels": {"c": "d"},
+        "nodeSelector": {"e": "f"},
+        "tolerations": [{"operator": "Exists"}],
+        "affinity": {"podAntiAffinity": {}},
+        "topologySpreadConstraints": [
+            {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule"}
+        ],
         "priorityClassName": "system-cluster-critical",
-        "webhooks": {"timeoutSeconds": 15, "namespaceSelector": {"matchLabels": {"g": "h"}},
-                     "objectSelector": {"matchExpressions": [{"key": "i", "operator": "DoesNotExist"}]}},
-        "autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 4, "targetCPUUtilizationPercentage": 60},
-        "networkPolicy": {"enabled": True, "webhookFrom": [{"ipBlock": {"cidr": "10.0.0.0/8"}}], "metricsFrom": []},
+        "webhooks": {
+            "timeoutSeconds": 15,
+            "namespaceSelector": {"matchLabels": {"g": "h"}},
+            "objectSelector": {"matchExpressions": [{"key": "i", "operator": "DoesNotExist"}]},
+        },
+        "autoscaling": {
+            "enabled": True,
+            "minReplicas": 2,
+            "maxReplicas": 4,
+            "targetCPUUtilizationPercentage": 60,
+        },
+        "networkPolicy": {
+            "enabled": True,
+            "webhookFrom": [{"ipBlock": {"cidr": "10.0.0.0/8"}}],
+            "metricsFrom": [],
+        },
         "uninstall": {"releaseConversion": True, "handOverTo": "dynamo-system/operator-webhook"},
         "monitoring": {"serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": False}},
     }
@@ -412,7 +549,9 @@ def test_helm_lint_with_every_setting() -> None:
 # --- what the operator's own chart met ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("values", [(), ("replicas=1",), ("autoscaling.enabled=true",)], ids=["two", "one", "hpa"])
+@pytest.mark.parametrize(
+    "values", [(), ("replicas=1",), ("autoscaling.enabled=true",)], ids=["two", "one", "hpa"]
+)
 def test_a_rollout_never_drops_a_ready_replica(values: tuple[str, ...]) -> None:
     """A single replica refusing connections during a rollout: the old pods keep serving until the
     new one is ready (maxUnavailable 0), whatever the replicas."""

@@ -37,39 +37,94 @@ CU = ("CREATE", "UPDATE")
 #: (configuration type, path, apiGroup, apiVersion, resource, operations, failurePolicy, matchPolicy).
 REGISTRATION: dict[str, tuple[str, str, str, str, str, tuple[str, ...], str, str]] = {
     "vdynamocomponentdeployment.kb.io": (
-        "validate", "/validate/nvidia.com/v1beta1/dynamocomponentdeployments",
-        "nvidia.com", "v1beta1", "dynamocomponentdeployments", CU, "Fail", "Equivalent",
+        "validate",
+        "/validate/nvidia.com/v1beta1/dynamocomponentdeployments",
+        "nvidia.com",
+        "v1beta1",
+        "dynamocomponentdeployments",
+        CU,
+        "Fail",
+        "Equivalent",
     ),
     "vdynamographdeployment.kb.io": (
-        "validate", "/validate/nvidia.com/v1beta1/dynamographdeployments",
-        "nvidia.com", "v1beta1", "dynamographdeployments", CU, "Fail", "Equivalent",
+        "validate",
+        "/validate/nvidia.com/v1beta1/dynamographdeployments",
+        "nvidia.com",
+        "v1beta1",
+        "dynamographdeployments",
+        CU,
+        "Fail",
+        "Equivalent",
     ),
     "vdynamocheckpoint.kb.io": (
-        "validate", "/validate-nvidia-com-v1alpha1-dynamocheckpoint",
-        "nvidia.com", "v1alpha1", "dynamocheckpoints", CU, "Fail", "Equivalent",
+        "validate",
+        "/validate-nvidia-com-v1alpha1-dynamocheckpoint",
+        "nvidia.com",
+        "v1alpha1",
+        "dynamocheckpoints",
+        CU,
+        "Fail",
+        "Equivalent",
     ),
     "vdynamomodel.kb.io": (
-        "validate", "/validate-nvidia-com-v1alpha1-dynamomodel",
-        "nvidia.com", "v1alpha1", "dynamomodels", CU, "Fail", "Equivalent",
+        "validate",
+        "/validate-nvidia-com-v1alpha1-dynamomodel",
+        "nvidia.com",
+        "v1alpha1",
+        "dynamomodels",
+        CU,
+        "Fail",
+        "Equivalent",
     ),
     "vdynamographdeploymentrequest.kb.io": (
-        "validate", "/validate-nvidia-com-v1beta1-dynamographdeploymentrequest",
-        "nvidia.com", "v1beta1", "dynamographdeploymentrequests", CU, "Fail", "Equivalent",
+        "validate",
+        "/validate-nvidia-com-v1beta1-dynamographdeploymentrequest",
+        "nvidia.com",
+        "v1beta1",
+        "dynamographdeploymentrequests",
+        CU,
+        "Fail",
+        "Equivalent",
     ),
     "mdynamographdeployment.kb.io": (
-        "mutate", "/mutate/nvidia.com/v1beta1/dynamographdeployments",
-        "nvidia.com", "v1beta1", "dynamographdeployments", CU, "Fail", "Equivalent",
+        "mutate",
+        "/mutate/nvidia.com/v1beta1/dynamographdeployments",
+        "nvidia.com",
+        "v1beta1",
+        "dynamographdeployments",
+        CU,
+        "Fail",
+        "Equivalent",
     ),
     "mdynamocomponentdeploymentv1beta1.kb.io": (
-        "mutate", "/mutate-nvidia-com-v1beta1-dynamocomponentdeployment",
-        "nvidia.com", "v1beta1", "dynamocomponentdeployments", CU, "Fail", "Exact",
+        "mutate",
+        "/mutate-nvidia-com-v1beta1-dynamocomponentdeployment",
+        "nvidia.com",
+        "v1beta1",
+        "dynamocomponentdeployments",
+        CU,
+        "Fail",
+        "Exact",
     ),
     "mdynamographdeploymentrequestv1beta1.kb.io": (
-        "mutate", "/mutate-nvidia-com-v1beta1-dynamographdeploymentrequest",
-        "nvidia.com", "v1beta1", "dynamographdeploymentrequests", CU, "Fail", "Equivalent",
+        "mutate",
+        "/mutate-nvidia-com-v1beta1-dynamographdeploymentrequest",
+        "nvidia.com",
+        "v1beta1",
+        "dynamographdeploymentrequests",
+        CU,
+        "Fail",
+        "Equivalent",
     ),
     "mpodcheckpointrestore.kb.io": (
-        "mutate", "/mutate-core-v1-pod-checkpoint-restore", "", "v1", "pods", ("CREATE",), "Ignore", "Equivalent",
+        "mutate",
+        "/mutate-core-v1-pod-checkpoint-restore",
+        "",
+        "v1",
+        "pods",
+        ("CREATE",),
+        "Ignore",
+        "Equivalent",
     ),
 }
 #: Served for old registrations only: upstream no longer registers it (v1alpha1 DCDs reach the
@@ -100,8 +155,11 @@ def plural(kind: str) -> str:
 
 def test_every_object_is_namespaced_into_the_install_namespace(built: Build) -> None:
     cluster_scoped = {
-        "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
-        "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
     }
     assert not built.of_kind("Namespace"), "the base must not create the namespace"
     for obj in built:
@@ -179,7 +237,11 @@ def test_webhook_settings_a_careful_admin_wants(built: Build) -> None:
             # Every pod without the operator's labels is answered without a patch; not sending
             # them changes nothing but the load.
             keys = {e["key"] for e in w["objectSelector"]["matchExpressions"]}
-            assert keys == {"nvidia.com/dynamo-component", "nvidia.com/dynamo-namespace", "nvidia.com/selector"}
+            assert keys == {
+                "nvidia.com/dynamo-component",
+                "nvidia.com/dynamo-namespace",
+                "nvidia.com/selector",
+            }
             assert {e["operator"] for e in w["objectSelector"]["matchExpressions"]} == {"Exists"}
 
 
@@ -228,7 +290,9 @@ def test_service_reaches_the_container_and_the_settings_agree(built: Build) -> N
     # The metrics Service (scraped by the ServiceMonitor) reaches the plain-HTTP metrics port.
     monitor = built.one("ServiceMonitor")
     metrics_services = [
-        s for s in built.of_kind("Service") if selects(monitor["spec"]["selector"]["matchLabels"], s["metadata"]["labels"])
+        s
+        for s in built.of_kind("Service")
+        if selects(monitor["spec"]["selector"]["matchLabels"], s["metadata"]["labels"])
     ]
     assert len(metrics_services) == 1 and metrics_services[0] is not service
     (mport,) = metrics_services[0]["spec"]["ports"]
@@ -289,7 +353,9 @@ def test_deployment_availability(built: Build) -> None:
     assert spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
     pod_labels = spec["template"]["metadata"]["labels"]
     assert spec["selector"]["matchLabels"].items() <= pod_labels.items()
-    terms = spec["template"]["spec"]["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    terms = spec["template"]["spec"]["affinity"]["podAntiAffinity"][
+        "preferredDuringSchedulingIgnoredDuringExecution"
+    ]
     assert any(
         t["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
         and selects(t["podAffinityTerm"]["labelSelector"]["matchLabels"], pod_labels)
@@ -350,7 +416,9 @@ def test_cert_manager_injection(built: Build) -> None:
     ref = f"{built.namespace}/{serving['metadata']['name']}"
     targets = [*built.of_kind("CustomResourceDefinition"), *(built.one(k) for k in CONFIG_TYPES)]
     for obj in targets:
-        assert obj["metadata"]["annotations"] == {CERT_MANAGER_INJECT_ANNOTATION: ref}, obj["metadata"]["name"]
+        assert obj["metadata"]["annotations"] == {CERT_MANAGER_INJECT_ANNOTATION: ref}, obj["metadata"][
+            "name"
+        ]
     issuers = {i["metadata"]["name"]: i for i in built.of_kind("Issuer")}
     certs = {c["metadata"]["name"]: c for c in built.of_kind("Certificate")}
     # serving cert <- CA issuer <- root CA secret <- root CA certificate <- self-signed issuer
@@ -398,22 +466,48 @@ def test_name_label_selects_everything_but_the_crds(built: Build) -> None:
         if obj["kind"] == "CustomResourceDefinition":
             assert "app.kubernetes.io/name" not in labels
         else:
-            assert labels.get("app.kubernetes.io/name") == "dynamo-webhook", (obj["kind"], obj["metadata"]["name"])
+            assert labels.get("app.kubernetes.io/name") == "dynamo-webhook", (
+                obj["kind"],
+                obj["metadata"]["name"],
+            )
             assert labels.get(PART_OF_LABEL) == PART_OF_VALUE
 
 
 def test_platform_chart_post_renderer_drops_only_the_webhook_configurations(tmp_path: Path) -> None:
     path = f"{Path(kubectl()).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the script runs kubectl kustomize
     chart = [
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
-         "metadata": {"name": f"dynamo-platform-dynamo-operator-{suffix}"}, "webhooks": []}
-        for kind, suffix in (("ValidatingWebhookConfiguration", "validating"), ("MutatingWebhookConfiguration", "mutating"))
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": kind,
+            "metadata": {"name": f"dynamo-platform-dynamo-operator-{suffix}"},
+            "webhooks": [],
+        }
+        for kind, suffix in (
+            ("ValidatingWebhookConfiguration", "validating"),
+            ("MutatingWebhookConfiguration", "mutating"),
+        )
     ]
-    chart.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "dynamo-platform-dynamo-operator-webhook-service"}})
-    chart.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "dynamo-platform-dynamo-operator"}})
+    chart.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "dynamo-platform-dynamo-operator-webhook-service"},
+        }
+    )
+    chart.append(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "dynamo-platform-dynamo-operator"},
+        }
+    )
     proc = subprocess.run(
         [str(DEPLOY / "platform-chart" / "drop-webhooks.sh")],
-        input=yaml.safe_dump_all(chart), capture_output=True, text=True, timeout=60, check=False,
+        input=yaml.safe_dump_all(chart),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
         env={**os.environ, "PATH": path},
     )
     assert proc.returncode == 0, proc.stderr

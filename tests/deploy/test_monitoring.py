@@ -58,7 +58,9 @@ def scrape_job() -> str:
 def test_metric_names_exist() -> None:
     names = exported()
     assert "controller_runtime_webhook_latency_seconds_bucket" in names
-    used = [m for e in [*exprs_of(dashboard()), *(r["expr"] for r in alert_rules())] for m in METRIC.findall(e)]
+    used = [
+        m for e in [*exprs_of(dashboard()), *(r["expr"] for r in alert_rules())] for m in METRIC.findall(e)
+    ]
     assert used
     unknown = sorted(set(used) - names)
     assert not unknown, f"queried but not exported: {unknown}"
@@ -82,7 +84,9 @@ def test_dashboard_covers_the_topics() -> None:
         return any(re.search(pattern, e) for e in exprs)
 
     assert has(r"rate\(controller_runtime_webhook_requests_total")
-    assert has(r"histogram_quantile\(0\.95, sum by \([^)]*\ble\b[^)]*\) \(rate\(controller_runtime_webhook_latency_seconds_bucket")
+    assert has(
+        r"histogram_quantile\(0\.95, sum by \([^)]*\ble\b[^)]*\) \(rate\(controller_runtime_webhook_latency_seconds_bucket"
+    )
     assert has(r"sum by \(kind, operation\) \(rate\(dynamo_webhook_admission_denials_total")
     assert has(r"rate\(dynamo_webhook_conversions_total")
     assert has(r"dynamo_webhook_conversion_failures_total")
@@ -101,7 +105,9 @@ def test_dashboard_covers_the_topics() -> None:
 def test_alert_thresholds() -> None:
     rules = {r["alert"]: r for r in alert_rules()}
     cert = rules["DynamoWebhookCertificateExpiringSoon"]["expr"]
-    assert "dynamo_webhook_cert_leaf_expiry_seconds" in cert and "dynamo_webhook_cert_ca_expiry_seconds" in cert
+    assert (
+        "dynamo_webhook_cert_leaf_expiry_seconds" in cert and "dynamo_webhook_cert_ca_expiry_seconds" in cert
+    )
     assert cert.count("< 14 * 24 * 3600") == 2
     failures = rules["DynamoWebhookConversionFailures"]["expr"]
     assert "dynamo_webhook_conversion_failures_total" in failures and failures.strip().endswith("> 0")

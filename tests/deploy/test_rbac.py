@@ -110,7 +110,10 @@ def grants_of(b: Build) -> set[Grant]:
             out |= expand(roles[(namespace, ref["name"])]["rules"], namespace)
         else:
             out |= expand(cluster_roles[ref["name"]]["rules"], namespace)
-    bound = {(b_["roleRef"]["kind"], b_["roleRef"]["name"]) for b_ in [*b.of_kind("RoleBinding"), *b.of_kind("ClusterRoleBinding")]}
+    bound = {
+        (b_["roleRef"]["kind"], b_["roleRef"]["name"])
+        for b_ in [*b.of_kind("RoleBinding"), *b.of_kind("ClusterRoleBinding")]
+    }
     unbound = {("Role", n) for _, n in roles} | {("ClusterRole", n) for n in cluster_roles}
     assert unbound <= bound, f"roles without a binding: {unbound - bound}"
     return out

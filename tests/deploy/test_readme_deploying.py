@@ -35,7 +35,9 @@ def test_section_sits_first_and_the_readme_points_at_it() -> None:
 def test_readme_install_commands_are_the_sections() -> None:
     """Every kubectl command of the README's install appears, the same, in the Deploying section."""
     flat = SECTION.replace("\\\n", " ")
-    commands = [line.split("#")[0].strip() for line in README_INSTALL.splitlines() if line.startswith("kubectl ")]
+    commands = [
+        line.split("#")[0].strip() for line in README_INSTALL.splitlines() if line.startswith("kubectl ")
+    ]
     assert len(commands) >= 4
     for command in commands:
         assert re.sub(r"\s+", " ", command) in re.sub(r"\s+", " ", flat), command
@@ -45,7 +47,10 @@ def test_readme_install_commands_are_the_sections() -> None:
 def test_crd_loops_name_the_convertible_crds() -> None:
     loops = crd_loop_names()
     assert len(loops) == 1  # the patch fallback of the install
-    expected = sorted(c["metadata"]["name"].removesuffix(".nvidia.com") for c in build(OVERLAYS[0]).of_kind("CustomResourceDefinition"))
+    expected = sorted(
+        c["metadata"]["name"].removesuffix(".nvidia.com")
+        for c in build(OVERLAYS[0]).of_kind("CustomResourceDefinition")
+    )
     for names in loops:
         assert sorted(names) == expected
 
@@ -76,7 +81,9 @@ def test_named_objects_exist() -> None:
         assert ("ValidatingWebhookConfiguration", "dynamo-webhook-validating") in names
         assert ("MutatingWebhookConfiguration", "dynamo-webhook-mutating") in names
         assert ("Deployment", "dynamo-webhook") in names
-        deleted = re.findall(r"kubectl delete (validatingwebhookconfiguration|mutatingwebhookconfiguration) (\S+)", SECTION)
+        deleted = re.findall(
+            r"kubectl delete (validatingwebhookconfiguration|mutatingwebhookconfiguration) (\S+)", SECTION
+        )
         assert len(deleted) == 2
         for resource, name in deleted:
             assert (KINDS[resource], name) in names

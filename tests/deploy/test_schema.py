@@ -40,7 +40,9 @@ def walk(value: Any, type_name: str, path: str) -> list[str]:
     if type_name == "object":
         return []
     if type_name in PRIMITIVES:
-        ok = isinstance(value, PRIMITIVES[type_name]) and not (type_name != "bool" and isinstance(value, bool))
+        ok = isinstance(value, PRIMITIVES[type_name]) and not (
+            type_name != "bool" and isinstance(value, bool)
+        )
         return [] if ok else [f"{path}: expected {type_name}, got {value!r}"]
     if m := re.fullmatch(r"List\[(.+)\]", type_name):
         if not isinstance(value, list):
@@ -102,16 +104,53 @@ def keys_within(obj: Obj, allowed: set[str], path: str, required: set[str] = fro
 
 ISSUER_TYPES = {"selfSigned", "ca", "acme", "vault", "venafi"}
 CERT_SPEC = {
-    "secretName", "secretTemplate", "issuerRef", "commonName", "dnsNames", "ipAddresses", "uris",
-    "emailAddresses", "duration", "renewBefore", "usages", "privateKey", "isCA", "subject",
-    "revisionHistoryLimit", "keystores", "literalSubject", "otherNames", "encodeUsagesInRequest",
-    "additionalOutputFormats", "nameConstraints", "renewBeforePercentage",
+    "secretName",
+    "secretTemplate",
+    "issuerRef",
+    "commonName",
+    "dnsNames",
+    "ipAddresses",
+    "uris",
+    "emailAddresses",
+    "duration",
+    "renewBefore",
+    "usages",
+    "privateKey",
+    "isCA",
+    "subject",
+    "revisionHistoryLimit",
+    "keystores",
+    "literalSubject",
+    "otherNames",
+    "encodeUsagesInRequest",
+    "additionalOutputFormats",
+    "nameConstraints",
+    "renewBeforePercentage",
 }
 USAGES = {
-    "signing", "digital signature", "content commitment", "key encipherment", "key agreement",
-    "data encipherment", "cert sign", "crl sign", "encipher only", "decipher only", "any",
-    "server auth", "client auth", "code signing", "email protection", "s/mime", "ipsec end system",
-    "ipsec tunnel", "ipsec user", "timestamping", "ocsp signing", "microsoft sgc", "netscape sgc",
+    "signing",
+    "digital signature",
+    "content commitment",
+    "key encipherment",
+    "key agreement",
+    "data encipherment",
+    "cert sign",
+    "crl sign",
+    "encipher only",
+    "decipher only",
+    "any",
+    "server auth",
+    "client auth",
+    "code signing",
+    "email protection",
+    "s/mime",
+    "ipsec end system",
+    "ipsec tunnel",
+    "ipsec user",
+    "timestamping",
+    "ocsp signing",
+    "microsoft sgc",
+    "netscape sgc",
 }
 
 
@@ -128,7 +167,9 @@ def check_cert_manager(obj: Obj) -> None:
         kinds = set(spec) & ISSUER_TYPES
         assert len(kinds) == 1 and set(spec) == kinds, spec
         if "ca" in spec:
-            keys_within(spec["ca"], {"secretName", "crlDistributionPoints", "ocspServers"}, "ca", {"secretName"})
+            keys_within(
+                spec["ca"], {"secretName", "crlDistributionPoints", "ocspServers"}, "ca", {"secretName"}
+            )
         if "selfSigned" in spec:
             keys_within(spec["selfSigned"], {"crlDistributionPoints"}, "selfSigned")
         return
@@ -154,7 +195,15 @@ def check_monitoring(obj: Obj) -> None:
     if obj["kind"] == "ServiceMonitor":
         keys_within(
             spec,
-            {"selector", "endpoints", "namespaceSelector", "jobLabel", "targetLabels", "podTargetLabels", "sampleLimit"},
+            {
+                "selector",
+                "endpoints",
+                "namespaceSelector",
+                "jobLabel",
+                "targetLabels",
+                "podTargetLabels",
+                "sampleLimit",
+            },
             "ServiceMonitor.spec",
             {"selector", "endpoints"},
         )
@@ -162,8 +211,20 @@ def check_monitoring(obj: Obj) -> None:
         for ep in spec["endpoints"]:
             keys_within(
                 ep,
-                {"port", "targetPort", "path", "scheme", "interval", "scrapeTimeout", "honorLabels", "relabelings",
-                 "metricRelabelings", "tlsConfig", "bearerTokenFile", "authorization"},
+                {
+                    "port",
+                    "targetPort",
+                    "path",
+                    "scheme",
+                    "interval",
+                    "scrapeTimeout",
+                    "honorLabels",
+                    "relabelings",
+                    "metricRelabelings",
+                    "tlsConfig",
+                    "bearerTokenFile",
+                    "authorization",
+                },
                 "endpoint",
             )
             assert ep.get("scheme", "http") in {"http", "https"}
@@ -177,9 +238,19 @@ def check_monitoring(obj: Obj) -> None:
 def check_rule_groups(groups: list[Obj]) -> None:
     assert groups
     for group in groups:
-        keys_within(group, {"name", "interval", "rules", "limit", "partial_response_strategy"}, "group", {"name", "rules"})
+        keys_within(
+            group,
+            {"name", "interval", "rules", "limit", "partial_response_strategy"},
+            "group",
+            {"name", "rules"},
+        )
         for rule in group["rules"]:
-            keys_within(rule, {"alert", "record", "expr", "for", "keep_firing_for", "labels", "annotations"}, "rule", {"expr"})
+            keys_within(
+                rule,
+                {"alert", "record", "expr", "for", "keep_firing_for", "labels", "annotations"},
+                "rule",
+                {"expr"},
+            )
             assert ("alert" in rule) != ("record" in rule)
             if "for" in rule:
                 assert GO_DURATION.fullmatch(rule["for"])
@@ -190,8 +261,22 @@ def check_rule_groups(groups: list[Obj]) -> None:
 def test_every_manifest_matches_its_schema(built: Build) -> None:
     seen = set()
     for obj in built:
-        keys_within(obj, {"apiVersion", "kind", "metadata", "spec", "rules", "roleRef", "subjects", "webhooks",
-                          "automountServiceAccountToken"}, obj["kind"], {"apiVersion", "kind", "metadata"})
+        keys_within(
+            obj,
+            {
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "rules",
+                "roleRef",
+                "subjects",
+                "webhooks",
+                "automountServiceAccountToken",
+            },
+            obj["kind"],
+            {"apiVersion", "kind", "metadata"},
+        )
         check_metadata(obj)
         group = obj["apiVersion"].rpartition("/")[0]
         if group == "cert-manager.io":
@@ -203,17 +288,35 @@ def test_every_manifest_matches_its_schema(built: Build) -> None:
         else:
             check_builtin(obj)
         seen.add(obj["kind"])
-    assert {"Deployment", "Service", "ServiceAccount", "PodDisruptionBudget", "ValidatingWebhookConfiguration",
-            "MutatingWebhookConfiguration", "CustomResourceDefinition", "ServiceMonitor", "PrometheusRule",
-            "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"} <= seen
+    assert {
+        "Deployment",
+        "Service",
+        "ServiceAccount",
+        "PodDisruptionBudget",
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+        "CustomResourceDefinition",
+        "ServiceMonitor",
+        "PrometheusRule",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+    } <= seen
 
 
 @pytest.mark.kubectl
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda d: d["spec"]["template"]["spec"]["containers"][0].update(readOnlyRootFs=True), "unknown field"),
-        (lambda d: d["spec"]["template"]["spec"]["containers"][0]["ports"][0].update(containerPort="9443"), "expected int"),
+        (
+            lambda d: d["spec"]["template"]["spec"]["containers"][0].update(readOnlyRootFs=True),
+            "unknown field",
+        ),
+        (
+            lambda d: d["spec"]["template"]["spec"]["containers"][0]["ports"][0].update(containerPort="9443"),
+            "expected int",
+        ),
         (lambda d: d["spec"]["template"]["spec"]["containers"][0].pop("name"), "name"),
         (lambda d: d["spec"].update(replicas=True), "expected int"),
     ],

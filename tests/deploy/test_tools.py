@@ -53,10 +53,14 @@ def test_the_audit_role_is_read_only_and_covers_what_audit_reads() -> None:
     assert {verb for _, _, verb, _ in got} <= READ_VERBS
     expected = {("nvidia.com", k.plural, "list", None) for k in KINDS}
     expected |= {("apiextensions.k8s.io", "customresourcedefinitions", "get", k.crd_name) for k in KINDS}
-    expected |= {("coordination.k8s.io", "leases", "list", LEASE_NAME),
-                 ("grove.io", "clustertopologybindings", "get", None)}
+    expected |= {
+        ("coordination.k8s.io", "leases", "list", LEASE_NAME),
+        ("grove.io", "clustertopologybindings", "get", None),
+    }
     expected |= {("", "pods", "list", None)} | {
-        ("admissionregistration.k8s.io", f"{t}webhookconfigurations", "list", None) for t in ("mutating", "validating")}
+        ("admissionregistration.k8s.io", f"{t}webhookconfigurations", "list", None)
+        for t in ("mutating", "validating")
+    }
     assert got == expected
 
 
@@ -67,10 +71,12 @@ def test_the_migrate_role_can_change_no_spec() -> None:
     convertible = [k for k in KINDS if k.convertible]
     writes = {g for g in got if g[2] not in READ_VERBS}
     assert writes == {("nvidia.com", f"{k.plural}/status", "update", None) for k in convertible} | {
-        ("apiextensions.k8s.io", "customresourcedefinitions/status", "patch", k.crd_name) for k in convertible}
+        ("apiextensions.k8s.io", "customresourcedefinitions/status", "patch", k.crd_name) for k in convertible
+    }
     reads = got - writes
     assert reads == {("nvidia.com", k.plural, v, None) for k in convertible for v in ("get", "list")} | {
-        ("apiextensions.k8s.io", "customresourcedefinitions", "get", k.crd_name) for k in convertible}
+        ("apiextensions.k8s.io", "customresourcedefinitions", "get", k.crd_name) for k in convertible
+    }
 
 
 def test_audit_simulates_the_registration_of_deploy() -> None:
@@ -87,7 +93,13 @@ def test_audit_simulates_the_registration_of_deploy() -> None:
             (version,) = rule["apiVersions"]
             assert sorted(rule["operations"]) == ["CREATE", "UPDATE"]
             registered[plural_kind[resource]][slot] = (
-                hook["name"], hook["clientConfig"]["service"]["path"], version, hook["matchPolicy"] == "Exact")
-    simulated = {kind: [None if h is None else (h.name, h.path, h.version, h.exact) for h in hooks]
-                 for kind, hooks in REGISTRATION.items()}
+                hook["name"],
+                hook["clientConfig"]["service"]["path"],
+                version,
+                hook["matchPolicy"] == "Exact",
+            )
+    simulated = {
+        kind: [None if h is None else (h.name, h.path, h.version, h.exact) for h in hooks]
+        for kind, hooks in REGISTRATION.items()
+    }
     assert simulated == registered

@@ -85,12 +85,16 @@ def test_the_cpu_limit_of_each_gives_the_downward_api_figure(tmp_path: Path, ver
 
 
 @pytest.mark.parametrize("version", [1, 2])
-@pytest.mark.parametrize(("cpu", "workers"), [("100m", 1), ("1", 1), ("1500m", 2), ("2", 2), ("2.5", 3), ("4", 4)])
+@pytest.mark.parametrize(
+    ("cpu", "workers"), [("100m", 1), ("1", 1), ("1500m", 2), ("2", 2), ("2.5", 3), ("4", 4)]
+)
 def test_a_chart_cpu_limit_sets_the_workers(tmp_path: Path, version: int, cpu: str, workers: int) -> None:
     """Each CPU limit, rendered by the chart with the memory values.yaml asks for it (96Mi + N x
     256Mi), runs the downward API's count of workers, each with the 1-CPU pod's 128 MiB budget."""
     memory = "256Mi" if workers == 1 else f"{96 + workers * 256}Mi"
-    limits = _container(render(f"resources.limits.cpu={cpu}", f"resources.limits.memory={memory}"))["resources"]["limits"]
+    limits = _container(render(f"resources.limits.cpu={cpu}", f"resources.limits.memory={memory}"))[
+        "resources"
+    ]["limits"]
     assert (str(limits["cpu"]), limits["memory"]) == (cpu, memory)
     root, proc = kubelet_cgroup(tmp_path, cpu, memory, version)
     assert default_workers(root, proc) == downward_api_cpus(cpu) == workers
@@ -108,4 +112,6 @@ def test_the_sizing_is_stated_where_the_limits_are_set() -> None:
         text = " ".join(line.strip().lstrip("#").strip() for line in path.read_text().splitlines())
         assert "For N CPUs give 96Mi + N x 256Mi of memory (2 CPUs: 608Mi)" in text, path
     operations = " ".join((ROOT / "docs" / "operations.md").read_text().split())
-    assert "(2 CPUs: 608Mi); a smaller limit runs fewer workers (2 CPUs under 416Mi: one process)" in operations
+    assert (
+        "(2 CPUs: 608Mi); a smaller limit runs fewer workers (2 CPUs under 416Mi: one process)" in operations
+    )

@@ -22,11 +22,18 @@ from tests.e2e.testenv import Result
 
 Obj = dict[str, Any]
 VALIDATING = {
-    "DynamoGraphDeployment": ("vdynamographdeployment.kb.io", "/validate/nvidia.com/v1beta1/dynamographdeployments"),
+    "DynamoGraphDeployment": (
+        "vdynamographdeployment.kb.io",
+        "/validate/nvidia.com/v1beta1/dynamographdeployments",
+    ),
     "DynamoComponentDeployment": (
-        "vdynamocomponentdeployment.kb.io", "/validate/nvidia.com/v1beta1/dynamocomponentdeployments"),
+        "vdynamocomponentdeployment.kb.io",
+        "/validate/nvidia.com/v1beta1/dynamocomponentdeployments",
+    ),
     "DynamoGraphDeploymentRequest": (
-        "vdynamographdeploymentrequest.kb.io", "/validate-nvidia-com-v1beta1-dynamographdeploymentrequest"),
+        "vdynamographdeploymentrequest.kb.io",
+        "/validate-nvidia-com-v1beta1-dynamographdeploymentrequest",
+    ),
     "DynamoModel": ("vdynamomodel.kb.io", "/validate-nvidia-com-v1alpha1-dynamomodel"),
     "DynamoCheckpoint": ("vdynamocheckpoint.kb.io", "/validate-nvidia-com-v1alpha1-dynamocheckpoint"),
 }
@@ -55,15 +62,22 @@ def offline_review(path: str, obj: Obj, old: Obj | None = None, request_version:
             "resource": {"group": group, "version": version, "resource": PLURALS[obj["kind"]]},
             "requestKind": {"group": group, "version": asked, "kind": obj["kind"]},
             "requestResource": {"group": group, "version": asked, "resource": PLURALS[obj["kind"]]},
-            "name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
+            "name": obj["metadata"]["name"],
+            "namespace": obj["metadata"]["namespace"],
             "operation": "UPDATE" if old is not None else "CREATE",
             "userInfo": {"username": "e2e-admin", "groups": ["system:masters", "system:authenticated"]},
-            "object": obj, "oldObject": old, "dryRun": False,
+            "object": obj,
+            "oldObject": old,
+            "dryRun": False,
         },
     }
     proc = subprocess.run(
-        [str(EXE), "review", "-", "--path", path, "-o", "json"], input=json.dumps(review),
-        capture_output=True, text=True, timeout=60, check=False,
+        [str(EXE), "review", "-", "--path", path, "-o", "json"],
+        input=json.dumps(review),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
         env={**os.environ, "DYNAMO_WEBHOOK_FEATURE_CHECKPOINT": "true"},
     )
     assert proc.returncode in (0, 1), proc.stderr
@@ -118,7 +132,10 @@ def create_raw(cluster: Cluster, obj: Obj) -> tuple[int, Obj]:
     """POST ``obj`` straight to the API server: (HTTP status, the Status or object it answers)."""
     group, version = obj["apiVersion"].split("/")
     code, body = cluster.cp.raw(
-        "POST", f"/apis/{group}/{version}/namespaces/{obj['metadata']['namespace']}/{PLURALS[obj['kind']]}", obj)
+        "POST",
+        f"/apis/{group}/{version}/namespaces/{obj['metadata']['namespace']}/{PLURALS[obj['kind']]}",
+        obj,
+    )
     return code, json.loads(body)
 
 

@@ -48,8 +48,13 @@ CONVERTIBLE = (
     "dynamographdeploymentscalingadapters.nvidia.com",
 )
 REGISTRATION_KINDS = (
-    "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
-    "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
+    "ServiceAccount",
+    "Role",
+    "RoleBinding",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
 )
 
 
@@ -111,13 +116,34 @@ class Service:
         self.starts += 1
         with self.log_path.open("a") as log:
             log.write(f"=== start {self.starts}\n")
-        self.proc = Proc("dynamo-webhook", [
-            str(EXE), "serve", "--host", "127.0.0.1", "--port", str(self.port),
-            "--metrics-host", "127.0.0.1", "--metrics-port", str(self.metrics_port),
-            "--cert-dir", str(self.cert_dir), "--cert-reload-interval", "0.5",
-            "--cert-mode", "auto", "--kubeconfig", str(self.kubeconfig), "--namespace", NAMESPACE,
-            "--no-print-curl", *self.args,
-        ], self.log_path)
+        self.proc = Proc(
+            "dynamo-webhook",
+            [
+                str(EXE),
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--metrics-host",
+                "127.0.0.1",
+                "--metrics-port",
+                str(self.metrics_port),
+                "--cert-dir",
+                str(self.cert_dir),
+                "--cert-reload-interval",
+                "0.5",
+                "--cert-mode",
+                "auto",
+                "--kubeconfig",
+                str(self.kubeconfig),
+                "--namespace",
+                NAMESPACE,
+                "--no-print-curl",
+                *self.args,
+            ],
+            self.log_path,
+        )
         self.proc.start(env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"})
 
     def stop(self, grace: float = 20.0) -> None:
@@ -134,7 +160,9 @@ class Service:
             return 0, "no ca.crt yet"
         ctx = ssl.create_default_context(cafile=str(ca))
         try:
-            with urllib.request.urlopen(f"https://127.0.0.1:{self.port}/readyz", context=ctx, timeout=5) as resp:
+            with urllib.request.urlopen(
+                f"https://127.0.0.1:{self.port}/readyz", context=ctx, timeout=5
+            ) as resp:
                 return resp.status, json.loads(resp.read())
         except urllib.error.HTTPError as err:
             return err.code, json.loads(err.read() or b"null")
@@ -142,7 +170,9 @@ class Service:
             return 0, str(err)
 
     def wait_ready(self, timeout: float = 90.0) -> None:
-        wait_until(lambda: self.readyz()[0] == 200, timeout, f"dynamo-webhook /readyz (log {self.log_path})", 0.25)
+        wait_until(
+            lambda: self.readyz()[0] == 200, timeout, f"dynamo-webhook /readyz (log {self.log_path})", 0.25
+        )
 
     def log_tail(self, lines: int = 60) -> str:
         try:
@@ -151,8 +181,14 @@ class Service:
             return ""
 
 
-def service_account_kubeconfig(cp: ControlPlane, kubectl: Kubectl, path: Path, account: str = SERVICE_ACCOUNT,
-                               namespace: str = NAMESPACE, duration: str = "24h") -> Path:
+def service_account_kubeconfig(
+    cp: ControlPlane,
+    kubectl: Kubectl,
+    path: Path,
+    account: str = SERVICE_ACCOUNT,
+    namespace: str = NAMESPACE,
+    duration: str = "24h",
+) -> Path:
     """A kubeconfig for a ServiceAccount (by default deploy/'s): a bound token from the TokenRequest API."""
     token = kubectl("create", "token", account, "-n", namespace, "--duration", duration).stdout.strip()
     path.write_text(kubeconfig_yaml(cp.url, cp.pki.serving_ca, user={"token": token}, name=account))
@@ -163,7 +199,10 @@ def service_account_kubeconfig(cp: ControlPlane, kubectl: Kubectl, path: Path, a
 def ca_bundles(kubectl: Kubectl) -> dict[str, str]:
     """Every caBundle the service owns, by ``<kind>/<name>[/<webhook>]`` (empty string when unset)."""
     found: dict[str, str] = {}
-    for kind, name in (("validatingwebhookconfiguration", VALIDATING), ("mutatingwebhookconfiguration", MUTATING)):
+    for kind, name in (
+        ("validatingwebhookconfiguration", VALIDATING),
+        ("mutatingwebhookconfiguration", MUTATING),
+    ):
         obj = kubectl.get(kind, name)
         for hook in obj["webhooks"]:
             found[f"{kind}/{name}/{hook['name']}"] = hook["clientConfig"].get("caBundle", "")
@@ -187,7 +226,9 @@ class Cluster:
         return Kubectl(self.kubectl.exe, self.service.kubeconfig)
 
 
-def install(cp: ControlPlane, kubectl: Kubectl, workdir: Path, port: int) -> tuple[list[Obj], list[Obj], Path]:
+def install(
+    cp: ControlPlane, kubectl: Kubectl, workdir: Path, port: int
+) -> tuple[list[Obj], list[Obj], Path]:
     """Namespace, CRDs (established), ServiceAccount, RBAC and webhook configurations; returns the
     objects applied and the ServiceAccount's kubeconfig."""
     crds, rest = registration(port)

@@ -174,7 +174,10 @@ class Kubelet:
             path.mkdir(parents=True, exist_ok=True)
             volume = volumes[mount["name"]]
             if "configMap" in volume:
-                data = self.kubectl.get("configmap", volume["configMap"]["name"], self.namespace).get("data") or {}
+                data = (
+                    self.kubectl.get("configmap", volume["configMap"]["name"], self.namespace).get("data")
+                    or {}
+                )
                 for key, text in data.items():
                     (path / key).write_text(text)
             else:
@@ -183,31 +186,55 @@ class Kubelet:
         return mounts
 
     def _kubeconfig(self, account: str, root: Path) -> Path:
-        return service_account_kubeconfig(self.cp, self.kubectl, root / "kubeconfig", account, self.namespace, "1h")
+        return service_account_kubeconfig(
+            self.cp, self.kubectl, root / "kubeconfig", account, self.namespace, "1h"
+        )
 
     # --- status, as the controllers write it ------------------------------------------------------------
 
     def _job_status(self, job: Obj, started: str, succeeded: bool) -> None:
         done = _now()
         if succeeded:
-            conditions = [_condition("SuccessCriteriaMet", "CompletionsReached", done),
-                          _condition("Complete", "CompletionsReached", done)]
-            status: Obj = {"startTime": started, "completionTime": done, "succeeded": 1, "conditions": conditions}
+            conditions = [
+                _condition("SuccessCriteriaMet", "CompletionsReached", done),
+                _condition("Complete", "CompletionsReached", done),
+            ]
+            status: Obj = {
+                "startTime": started,
+                "completionTime": done,
+                "succeeded": 1,
+                "conditions": conditions,
+            }
         else:
-            conditions = [_condition("FailureTarget", "BackoffLimitExceeded", done),
-                          _condition("Failed", "BackoffLimitExceeded", done)]
+            conditions = [
+                _condition("FailureTarget", "BackoffLimitExceeded", done),
+                _condition("Failed", "BackoffLimitExceeded", done),
+            ]
             status = {"startTime": started, "failed": 1, "conditions": conditions}
         self._put_status("batch/v1", "jobs", job, status)
 
     def _pod_status(self, pod: Obj, started: str, code: int, output: str) -> None:
         (container,) = pod["spec"]["containers"]
-        terminated = {"exitCode": code, "reason": "Completed" if code == 0 else "Error", "startedAt": started,
-                      "finishedAt": _now(), "message": output[-4000:]}
+        terminated = {
+            "exitCode": code,
+            "reason": "Completed" if code == 0 else "Error",
+            "startedAt": started,
+            "finishedAt": _now(),
+            "message": output[-4000:],
+        }
         status = {
             "phase": "Succeeded" if code == 0 else "Failed",
             "startTime": started,
-            "containerStatuses": [{"name": container["name"], "image": container["image"], "imageID": "",
-                                   "ready": False, "restartCount": 0, "state": {"terminated": terminated}}],
+            "containerStatuses": [
+                {
+                    "name": container["name"],
+                    "image": container["image"],
+                    "imageID": "",
+                    "ready": False,
+                    "restartCount": 0,
+                    "state": {"terminated": terminated},
+                }
+            ],
         }
         self._put_status("v1", "pods", pod, status)
 
@@ -232,13 +259,19 @@ def _mapped(value: str, mounts: dict[str, Path]) -> str:
     flag, eq, rest = value.partition("=") if value.startswith("--") else ("", "", value)
     for mount_path, path in sorted(mounts.items(), key=lambda m: -len(m[0])):
         if rest == mount_path or rest.startswith(mount_path + "/"):
-            return f"{flag}{eq}{path}{rest[len(mount_path):]}"
+            return f"{flag}{eq}{path}{rest[len(mount_path) :]}"
     return value
 
 
 def _condition(kind: str, reason: str, at: str) -> Obj:
-    return {"type": kind, "status": "True", "reason": reason, "message": "", "lastProbeTime": at,
-            "lastTransitionTime": at}
+    return {
+        "type": kind,
+        "status": "True",
+        "reason": reason,
+        "message": "",
+        "lastProbeTime": at,
+        "lastTransitionTime": at,
+    }
 
 
 def _now() -> str:

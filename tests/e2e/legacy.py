@@ -112,10 +112,20 @@ def alpha_manifests() -> list[Obj]:
         placed(load(EXAMPLES / "dgdr-v1beta1.yaml"), APPS, "qwen-sla", ALPHA),
         placed(load(EXAMPLES / "dgdsa-v1beta1.yaml"), APPS, "llama-agg-worker", ALPHA),
         # Refused by today's runtime-version rule on CREATE (the image tags are not semantic versions).
-        placed(load(FIXTURES / "v1alpha1/DynamoGraphDeployment/vllm-agg__utils-tests-fixtures-v1alpha1-agg.yaml"),
-               LEGACY, "vllm-agg-alpha"),
-        placed(load(FIXTURES / "v1alpha1/DynamoGraphDeploymentRequest/sla-online__profiler-profile_sla_dgdr.yaml"),
-               LEGACY, "sla-online"),
+        placed(
+            load(
+                FIXTURES / "v1alpha1/DynamoGraphDeployment/vllm-agg__utils-tests-fixtures-v1alpha1-agg.yaml"
+            ),
+            LEGACY,
+            "vllm-agg-alpha",
+        ),
+        placed(
+            load(
+                FIXTURES / "v1alpha1/DynamoGraphDeploymentRequest/sla-online__profiler-profile_sla_dgdr.yaml"
+            ),
+            LEGACY,
+            "sla-online",
+        ),
     ]
 
 
@@ -125,12 +135,19 @@ def beta_manifests() -> list[Obj]:
     return [
         placed(dgd_beta, APPS, "llama-agg-beta"),
         placed(load(EXAMPLES / "dynamomodel-lora.yaml"), APPS, "qwen-support-lora"),
-        placed(load(FIXTURES / "v1beta1/DynamoGraphDeploymentRequest/qwen-planner.yaml"), APPS, "qwen-planner"),
+        placed(
+            load(FIXTURES / "v1beta1/DynamoGraphDeploymentRequest/qwen-planner.yaml"), APPS, "qwen-planner"
+        ),
         # Refused on CREATE (runtime-version rule).
-        placed(load(FIXTURES / "v1beta1/DynamoGraphDeployment/vllm-agg__vllm-agg.yaml"), LEGACY, "vllm-agg-beta"),
+        placed(
+            load(FIXTURES / "v1beta1/DynamoGraphDeployment/vllm-agg__vllm-agg.yaml"), LEGACY, "vllm-agg-beta"
+        ),
         # Refused on UPDATE and CREATE: checkpointing is off by default.
-        placed(load(FIXTURES / "v1beta1/DynamoGraphDeployment/qwen3-0-6b-trtllm-snapshot-restore.yaml"),
-               LEGACY, "qwen3-snapshot"),
+        placed(
+            load(FIXTURES / "v1beta1/DynamoGraphDeployment/qwen3-0-6b-trtllm-snapshot-restore.yaml"),
+            LEGACY,
+            "qwen3-snapshot",
+        ),
         # Admitted, but its next update defaults the replicas it never got.
         placed(without_replicas(dgd_beta), LEGACY, "no-replicas"),
     ]
@@ -150,11 +167,16 @@ def etcd_entries(cp: ControlPlane, plural: str) -> dict[str, tuple[int, Obj]]:
     prefix = f"/registry/nvidia.com/{plural}/".encode()
     end = prefix[:-1] + bytes([prefix[-1] + 1])
     body = json.dumps({"key": base64.b64encode(prefix).decode(), "range_end": base64.b64encode(end).decode()})
-    req = urllib.request.Request(f"http://127.0.0.1:{cp.etcd_port}/v3/kv/range", data=body.encode(), method="POST")
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{cp.etcd_port}/v3/kv/range", data=body.encode(), method="POST"
+    )
     with urllib.request.urlopen(req, timeout=10) as resp:
         kvs = json.loads(resp.read()).get("kvs") or []
     return {
-        base64.b64decode(kv["key"]).decode()[len(prefix):]: (int(kv["mod_revision"]), json.loads(base64.b64decode(kv["value"])))
+        base64.b64decode(kv["key"]).decode()[len(prefix) :]: (
+            int(kv["mod_revision"]),
+            json.loads(base64.b64decode(kv["value"])),
+        )
         for kv in kvs
     }
 
@@ -173,8 +195,10 @@ def set_storage_version(cluster: Cluster, plural: str, version: str) -> None:
     """Make ``version`` the storage version of the CRD and wait until new writes are stored in it."""
     kubectl = cluster.kubectl
     crd = kubectl.get("crd", f"{plural}.nvidia.com")
-    ops = [{"op": "replace", "path": f"/spec/versions/{i}/storage", "value": v["name"] == version}
-           for i, v in enumerate(crd["spec"]["versions"])]
+    ops = [
+        {"op": "replace", "path": f"/spec/versions/{i}/storage", "value": v["name"] == version}
+        for i, v in enumerate(crd["spec"]["versions"])
+    ]
     kubectl("patch", "crd", f"{plural}.nvidia.com", "--type=json", "-p", json.dumps(ops))
     # The API server picks the new storage version up asynchronously: probe with an object of
     # our own until a fresh write lands in etcd in the new version.
@@ -191,8 +215,12 @@ def set_storage_version(cluster: Cluster, plural: str, version: str) -> None:
 
 def create(kubectl: Kubectl, docs: list[Obj]) -> list[Seeded]:
     kubectl("create", "-f", "-", input=yaml.safe_dump_all(docs))
-    return [Seeded(d["kind"], d["metadata"]["namespace"], d["metadata"]["name"], d["apiVersion"].rpartition("/")[2])
-            for d in docs]
+    return [
+        Seeded(
+            d["kind"], d["metadata"]["namespace"], d["metadata"]["name"], d["apiVersion"].rpartition("/")[2]
+        )
+        for d in docs
+    ]
 
 
 def dry_run_create(cp: ControlPlane, doc: Obj) -> tuple[int, Obj]:
@@ -211,8 +239,12 @@ def exclude_namespace(kubectl: Kubectl, cp: ControlPlane, namespace: str, probe:
     else:
         kubectl("delete", "lease", LEASE_NAME, "-n", namespace)
     probe = placed(probe, namespace, "exclusion-probe")
-    wait_until(lambda: (dry_run_create(cp, probe)[0] == 201) == excluded, 30,
-               f"namespace {namespace} {'excluded' if excluded else 'admitted again'}", interval=0.25)
+    wait_until(
+        lambda: (dry_run_create(cp, probe)[0] == 201) == excluded,
+        30,
+        f"namespace {namespace} {'excluded' if excluded else 'admitted again'}",
+        interval=0.25,
+    )
 
 
 def seed(cluster: Cluster, bulk: int = 0) -> list[Seeded]:
@@ -235,7 +267,9 @@ def seed(cluster: Cluster, bulk: int = 0) -> list[Seeded]:
 
 
 @contextlib.contextmanager
-def seeded_cluster(bin_dir: Path, role: str, bulk: int = 0) -> Iterator[tuple[Cluster, list[Seeded], Path, Path]]:
+def seeded_cluster(
+    bin_dir: Path, role: str, bulk: int = 0
+) -> Iterator[tuple[Cluster, list[Seeded], Path, Path]]:
     """A control plane of its own (the seed changes CRD storage versions), the service registered and
     serving, the objects of :func:`seed`, and a kubeconfig for ClusterRole ``role`` of deploy/tools.
     Yields (cluster, objects, kubeconfig, a work directory)."""
@@ -254,7 +288,9 @@ def tool_kubeconfig(cluster: Cluster, role: str, path: Path) -> Path:
     kubectl = cluster.kubectl
     kubectl("apply", "-k", str(ROOT / "deploy" / "tools"))
     kubectl("create", "serviceaccount", role, "-n", NAMESPACE)
-    kubectl("create", "clusterrolebinding", role, f"--clusterrole={role}", f"--serviceaccount={NAMESPACE}:{role}")
+    kubectl(
+        "create", "clusterrolebinding", role, f"--clusterrole={role}", f"--serviceaccount={NAMESPACE}:{role}"
+    )
     return service_account_kubeconfig(cluster.cp, kubectl, path, role)
 
 
@@ -278,9 +314,16 @@ def manifest(obj: Obj) -> Obj:
     return out
 
 
-def run_tool(kubeconfig: Path, *args: str, env: dict[str, str] | None = None,
-             timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run_tool(
+    kubeconfig: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     """``dynamo-webhook <args> --kubeconfig <kubeconfig>`` with no DYNAMO_WEBHOOK_* settings from outside."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("DYNAMO_WEBHOOK_")}
-    return subprocess.run([str(EXE), *args, "--kubeconfig", str(kubeconfig)], env={**clean, **(env or {})},
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [str(EXE), *args, "--kubeconfig", str(kubeconfig)],
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

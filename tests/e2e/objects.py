@@ -30,8 +30,10 @@ PLURALS = {
     "DynamoCheckpoint": "dynamocheckpoints",
 }
 CONVERTIBLE_KINDS = (
-    "DynamoGraphDeployment", "DynamoComponentDeployment",
-    "DynamoGraphDeploymentRequest", "DynamoGraphDeploymentScalingAdapter",
+    "DynamoGraphDeployment",
+    "DynamoComponentDeployment",
+    "DynamoGraphDeploymentRequest",
+    "DynamoGraphDeploymentScalingAdapter",
 )
 MANIFESTS = (
     *sorted((ROOT / "examples" / "manifests").glob("*.yaml")),
@@ -64,7 +66,11 @@ def convert_offline(objs: list[Obj], to: str) -> list[Obj]:
     """``dynamo-webhook convert --to <to> -o json`` of the objects, as a user runs it."""
     proc = subprocess.run(
         [str(EXE), "convert", "-", "--to", to, "-o", "json", "--quiet"],
-        input=yaml.safe_dump_all(objs, sort_keys=False), capture_output=True, text=True, timeout=120, check=False,
+        input=yaml.safe_dump_all(objs, sort_keys=False),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
@@ -104,8 +110,12 @@ def scope_lease(namespace: str, duration: int = 3600) -> Obj:
         "apiVersion": "coordination.k8s.io/v1",
         "kind": "Lease",
         "metadata": {"name": LEASE_NAME, "namespace": namespace},
-        "spec": {"holderIdentity": "e2e-restricted-operator", "leaseDurationSeconds": duration,
-                 "acquireTime": now, "renewTime": now},
+        "spec": {
+            "holderIdentity": "e2e-restricted-operator",
+            "leaseDurationSeconds": duration,
+            "acquireTime": now,
+            "renewTime": now,
+        },
     }
 
 

@@ -200,13 +200,17 @@ def failures(calls: Iterable[Call]) -> list[str]:
     return [f"{c.what}: {c.result.stderr.strip()}" for c in calls if not c.ok]
 
 
-def concurrent_requests(cp: ControlPlane, method: str, path: str, body: Any, width: int) -> list[tuple[int, bytes]]:
+def concurrent_requests(
+    cp: ControlPlane, method: str, path: str, body: Any, width: int
+) -> list[tuple[int, bytes]]:
     """``width`` admin requests sent to the API server at the same instant, each on a connection
     opened beforehand. The API server then has that many webhook calls in flight at once: more
     than its idle connections to the service, so it opens new ones (new TLS handshakes)."""
     data = json.dumps(body).encode() if body is not None else None
-    conns = [http.client.HTTPSConnection("127.0.0.1", cp.port, context=cp.ssl_context(), timeout=30)
-             for _ in range(width)]
+    conns = [
+        http.client.HTTPSConnection("127.0.0.1", cp.port, context=cp.ssl_context(), timeout=30)
+        for _ in range(width)
+    ]
     for conn in conns:
         conn.connect()
     barrier = threading.Barrier(width)

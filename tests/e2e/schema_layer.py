@@ -41,7 +41,9 @@ def _schemas() -> dict[tuple[str, str], Obj]:
 
 def schema_of(kind: str, api_version: str) -> Obj:
     """The vendored schema; kinds with a stand-in CRD (every field kept) get a free-form schema."""
-    return _schemas().get((kind, api_version), {"type": "object", "x-kubernetes-preserve-unknown-fields": True})
+    return _schemas().get(
+        (kind, api_version), {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    )
 
 
 def apply_schema(obj: Obj, *, defaults: bool = True) -> Obj:

@@ -50,12 +50,18 @@ def test_create_stores_the_defaults(cluster: Cluster, ns: str) -> None:
     assert again["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
 
 
-def test_immutable_field_update_is_refused_with_upstream_message_and_warning(cluster: Cluster, ns: str) -> None:
+def test_immutable_field_update_is_refused_with_upstream_message_and_warning(
+    cluster: Cluster, ns: str
+) -> None:
     obj = load("examples/manifests/dgd-agg-v1beta1.yaml", "immutable")
     assert create(cluster, obj).returncode == 0
     patch = '{"spec":{"backendFramework":"sglang"}}'
-    code, body = cluster.cp.raw("PATCH", f"/apis/nvidia.com/v1beta1/namespaces/{NS}/dynamographdeployments/immutable",
-                                patch.encode(), content_type="application/merge-patch+json")
+    code, body = cluster.cp.raw(
+        "PATCH",
+        f"/apis/nvidia.com/v1beta1/namespaces/{NS}/dynamographdeployments/immutable",
+        patch.encode(),
+        content_type="application/merge-patch+json",
+    )
     status = json.loads(body)
     assert code == 422
     assert status["message"] == (
@@ -63,8 +69,17 @@ def test_immutable_field_update_is_refused_with_upstream_message_and_warning(clu
         '"immutable" is invalid: spec.backendFramework: Invalid value: "sglang": is immutable and cannot be '
         "changed after creation"
     )
-    result = cluster.kubectl("patch", "dynamographdeployments.v1beta1.nvidia.com", "immutable", "-n", NS,
-                             "--type=merge", "-p", patch, check=False)
+    result = cluster.kubectl(
+        "patch",
+        "dynamographdeployments.v1beta1.nvidia.com",
+        "immutable",
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        patch,
+        check=False,
+    )
     assert result.returncode != 0
     assert result.stderr.splitlines() == [
         "Warning: Changing spec.backendFramework may cause unexpected behavior",
@@ -82,25 +97,39 @@ def test_v1alpha1_create_goes_through_conversion_and_the_hub_webhooks(cluster: C
     stored = cluster.kubectl.get("dynamographdeployments.v1beta1.nvidia.com", "alpha-ok", NS)
     assert user_view(stored) == user_view(mutated(as_sent(allowed), ALPHA))
 
-    refused = load(str(FIXTURES.relative_to(ROOT) / "manifests" /
-                       "v1alpha1__DynamoGraphDeployment__trtllm-disagg-planner.yaml"), "alpha-refused")
+    refused = load(
+        str(
+            FIXTURES.relative_to(ROOT)
+            / "manifests"
+            / "v1alpha1__DynamoGraphDeployment__trtllm-disagg-planner.yaml"
+        ),
+        "alpha-refused",
+    )
     # The hub-registered webhook judges the converted object; the v1alpha1 compatibility pass names
     # the fields as the v1alpha1 client wrote them (services[<name>]), as the operator does.
     assert_refused(cluster, refused)
     assert "spec.services[Frontend].runtimeVersionOverride" in expected_denial(refused)["message"]
 
 
-DGDR_REFUSED = str((FIXTURES / "dgdr-manifests" / "v1alpha1__sla-online__profiler-profile_sla_dgdr.yaml").relative_to(ROOT))
+DGDR_REFUSED = str(
+    (FIXTURES / "dgdr-manifests" / "v1alpha1__sla-online__profiler-profile_sla_dgdr.yaml").relative_to(ROOT)
+)
 
 
 def _checkpoint(gms: bool) -> Obj:
     container = {"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.1.0"}
-    spec: Obj = {"identity": {"model": "Qwen/Qwen3-0.6B", "backendFramework": "vllm"},
-                 "job": {"podTemplateSpec": {"spec": {"containers": [container]}}}}
+    spec: Obj = {
+        "identity": {"model": "Qwen/Qwen3-0.6B", "backendFramework": "vllm"},
+        "job": {"podTemplateSpec": {"spec": {"containers": [container]}}},
+    }
     if gms:  # GMS without its wiring: no shared volume, no server sidecar, no claim
         spec["gpuMemoryService"] = {"enabled": True}
-    return {"apiVersion": ALPHA, "kind": "DynamoCheckpoint", "metadata": {"name": "ckpt-gms" if gms else "ckpt",
-            "namespace": NS}, "spec": spec}
+    return {
+        "apiVersion": ALPHA,
+        "kind": "DynamoCheckpoint",
+        "metadata": {"name": "ckpt-gms" if gms else "ckpt", "namespace": NS},
+        "spec": spec,
+    }
 
 
 def _model(uri: str, name: str) -> Obj:
@@ -118,10 +147,17 @@ def _dcd_refused() -> Obj:
 
 CASES = {
     "DynamoGraphDeploymentRequest": (
-        lambda: load("examples/manifests/dgdr-v1beta1.yaml", "dgdr-ok"), lambda: load(DGDR_REFUSED, "dgdr-refused")),
-    "DynamoComponentDeployment": (lambda: load("examples/manifests/dcd-v1beta1.yaml", "dcd-ok"), _dcd_refused),
-    "DynamoModel": (lambda: _model("s3://acme-loras/qwen3-0.6b-support-lora", "model-ok"),
-                    lambda: _model("", "model-refused")),
+        lambda: load("examples/manifests/dgdr-v1beta1.yaml", "dgdr-ok"),
+        lambda: load(DGDR_REFUSED, "dgdr-refused"),
+    ),
+    "DynamoComponentDeployment": (
+        lambda: load("examples/manifests/dcd-v1beta1.yaml", "dcd-ok"),
+        _dcd_refused,
+    ),
+    "DynamoModel": (
+        lambda: _model("s3://acme-loras/qwen3-0.6b-support-lora", "model-ok"),
+        lambda: _model("", "model-refused"),
+    ),
     "DynamoCheckpoint": (lambda: _checkpoint(False), lambda: _checkpoint(True)),
 }
 
@@ -140,13 +176,21 @@ def test_mutating_twice_under_reinvocation_gives_the_same_object(cluster: Cluste
     the API server calls the defaulter on its own output (and again if anything changed); the stored
     object must equal one defaulting pass."""
     kubectl = cluster.kubectl
-    config = copy.deepcopy(next(o for o in cluster.registration if o["kind"] == "MutatingWebhookConfiguration"))
+    config = copy.deepcopy(
+        next(o for o in cluster.registration if o["kind"] == "MutatingWebhookConfiguration")
+    )
     hook = next(h for h in config["webhooks"] if h["name"] == "mdynamographdeployment.kb.io")
     hook = {**hook, "name": "reinvoke.mdynamographdeployment.e2e", "reinvocationPolicy": "IfNeeded"}
-    bundle = kubectl.get("mutatingwebhookconfiguration", config["metadata"]["name"])["webhooks"][0]["clientConfig"]
+    bundle = kubectl.get("mutatingwebhookconfiguration", config["metadata"]["name"])["webhooks"][0][
+        "clientConfig"
+    ]
     hook["clientConfig"] = {**hook["clientConfig"], "caBundle": bundle["caBundle"]}
-    second = {"apiVersion": config["apiVersion"], "kind": config["kind"],
-              "metadata": {"name": "e2e-reinvoke"}, "webhooks": [hook]}
+    second = {
+        "apiVersion": config["apiVersion"],
+        "kind": config["kind"],
+        "metadata": {"name": "e2e-reinvoke"},
+        "webhooks": [hook],
+    }
     kubectl.apply(second)
     try:
         obj = load("examples/manifests/dgd-agg-v1beta1.yaml", "reinvoked")
@@ -165,13 +209,18 @@ def test_an_epp_profile_plugin_without_weight_is_refused_after_the_patch(cluster
     operator (every published EPP example gives each plugin its weight)."""
     obj = load("examples/manifests/dgd-agg-v1beta1.yaml", "epp-no-weight")
     epp = copy.deepcopy(obj["spec"]["components"][0])
-    config = {"plugins": [{"type": "single-profile-handler"}],
-              "schedulingProfiles": [{"name": "default", "plugins": [{"pluginRef": "single-profile-handler"}]}]}
+    config = {
+        "plugins": [{"type": "single-profile-handler"}],
+        "schedulingProfiles": [{"name": "default", "plugins": [{"pluginRef": "single-profile-handler"}]}],
+    }
     epp.update(name="Epp", type="epp", replicas=1, eppConfig={"config": config})
     obj["spec"]["components"].append(epp)
     result = create(cluster, obj)
     assert result.returncode != 0
-    assert "eppConfig.config.schedulingProfiles[0].plugins[0].weight in body must be of type integer" in result.stderr
+    assert (
+        "eppConfig.config.schedulingProfiles[0].plugins[0].weight in body must be of type integer"
+        in result.stderr
+    )
     obj["spec"]["components"][-1]["eppConfig"]["config"]["schedulingProfiles"][0]["plugins"][0]["weight"] = 1
     patched = mutated(as_sent(obj))
     plugins = patched["spec"]["components"][-1]["eppConfig"]["config"]["plugins"]

@@ -92,7 +92,9 @@ def api_server_verdicts(env: Env) -> dict[tuple[str, str, str, str], str]:
 def audit_refusals(report: Any) -> dict[tuple[str, str, str, str], str]:
     return {
         (o["kind"], o["namespace"], o["name"], op): o[op.lower()]["error"]
-        for o in report["objects"] for op in ("UPDATE", "CREATE") if not o[op.lower()]["allowed"]
+        for o in report["objects"]
+        for op in ("UPDATE", "CREATE")
+        if not o[op.lower()]["allowed"]
     }
 
 
@@ -114,7 +116,11 @@ def test_audit_reports_exactly_what_the_api_server_refuses(env: Env) -> None:
     assert checked == {obj.ref: f"nvidia.com/{obj.created_as}" for obj in env.objects}
     totals = report["totals"]
     assert (totals["objects"], totals["refused"], totals["refusedOnUpdate"], totals["refusedOnCreate"]) == (
-        len(env.objects), 4, 1, 4)
+        len(env.objects),
+        4,
+        1,
+        4,
+    )
     assert totals["byNamespace"][APPS]["refused"] == 0
     assert totals["byKind"]["DynamoGraphDeploymentRequest"]["refusedOnCreate"] == 1
 
@@ -134,8 +140,11 @@ def test_audit_reports_defaulting_round_trips_and_stored_versions(env: Env) -> N
     # Everything round-trips through both versions.
     assert all(not paths for o in report["objects"] for paths in o["roundTrip"].values())
     assert {o["kind"] for o in report["objects"] if o["roundTrip"]} == {
-        "DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoGraphDeploymentRequest",
-        "DynamoGraphDeploymentScalingAdapter"}
+        "DynamoGraphDeployment",
+        "DynamoComponentDeployment",
+        "DynamoGraphDeploymentRequest",
+        "DynamoGraphDeploymentScalingAdapter",
+    }
     kinds = {k["kind"]: k for k in report["kinds"]}
     assert kinds["DynamoGraphDeployment"]["storedVersions"] == ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]
     assert kinds["DynamoGraphDeployment"]["singleStoredVersion"] is False
@@ -156,11 +165,17 @@ def test_audit_writes_nothing_and_its_role_cannot(env: Env) -> None:
     kubectl = env.cluster.kubectl
     who = f"--as=system:serviceaccount:dynamo-system:{ROLE}"
     for verb in ("create", "update", "patch", "delete"):
-        for resource in ("dynamographdeployments.nvidia.com", "dynamographdeployments.nvidia.com/status",
-                         "customresourcedefinitions.apiextensions.k8s.io"):
+        for resource in (
+            "dynamographdeployments.nvidia.com",
+            "dynamographdeployments.nvidia.com/status",
+            "customresourcedefinitions.apiextensions.k8s.io",
+        ):
             answer = kubectl("auth", "can-i", verb, resource, "-A", who, check=False).stdout.strip()
             assert answer == "no", (verb, resource)
-    assert kubectl("auth", "can-i", "list", "dynamographdeployments.nvidia.com", "-A", who).stdout.strip() == "yes"
+    assert (
+        kubectl("auth", "can-i", "list", "dynamographdeployments.nvidia.com", "-A", who).stdout.strip()
+        == "yes"
+    )
 
 
 def test_tls_and_authentication_failures_are_one_line(env: Env) -> None:
@@ -179,20 +194,32 @@ def test_tls_and_authentication_failures_are_one_line(env: Env) -> None:
         path.write_text(yaml.safe_dump(changed))
         return run_tool(path, "audit", "-A", "-o", "json")
 
-    insecure = audit_with(env.kubeconfig.with_name("insecure.kubeconfig"),
-                          **{"certificate-authority-data": None, "insecure-skip-tls-verify": True})
+    insecure = audit_with(
+        env.kubeconfig.with_name("insecure.kubeconfig"),
+        **{"certificate-authority-data": None, "insecure-skip-tls-verify": True},
+    )
     assert insecure.returncode in (0, 1)
-    assert insecure.stderr == (f"warning: the API server {server} is used without checking its certificate "
-                               "(insecure-skip-tls-verify in the kubeconfig)\n")
-    untrusted = audit_with(env.kubeconfig.with_name("untrusted.kubeconfig"), **{"certificate-authority-data": None})
+    assert insecure.stderr == (
+        f"warning: the API server {server} is used without checking its certificate "
+        "(insecure-skip-tls-verify in the kubeconfig)\n"
+    )
+    untrusted = audit_with(
+        env.kubeconfig.with_name("untrusted.kubeconfig"), **{"certificate-authority-data": None}
+    )
     assert untrusted.returncode == 2
-    assert untrusted.stderr.startswith(f"dynamo-webhook audit: cannot read the cluster: unable to connect to the "
-                                       f"server {server}: TLS certificate verification failed: ")
+    assert untrusted.stderr.startswith(
+        f"dynamo-webhook audit: cannot read the cluster: unable to connect to the "
+        f"server {server}: TLS certificate verification failed: "
+    )
     assert untrusted.stderr.count("\n") == 1
     stranger = audit_with(env.kubeconfig.with_name("stranger.kubeconfig"), token="not-a-token")
-    assert (stranger.returncode, stranger.stderr) == (2, (
-        f"dynamo-webhook audit: cannot read the cluster: you must be logged in to the server {server} "
-        "(401 Unauthorized): Unauthorized\n"))
+    assert (stranger.returncode, stranger.stderr) == (
+        2,
+        (
+            f"dynamo-webhook audit: cannot read the cluster: you must be logged in to the server {server} "
+            "(401 Unauthorized): Unauthorized\n"
+        ),
+    )
 
 
 def test_table_output_and_namespace_scope(env: Env) -> None:
@@ -211,10 +238,13 @@ def test_table_output_and_namespace_scope(env: Env) -> None:
 def test_settings_answer_what_if_questions(env: Env) -> None:
     """The checkpoint DGD is refused only because the gate is off: with it on (flag or environment, as
     for serve), its next update would pass."""
-    for args, extra in ((("--feature-checkpoint",), None), ((), {"DYNAMO_WEBHOOK_FEATURE_CHECKPOINT": "true"})):
+    for args, extra in (
+        (("--feature-checkpoint",), None),
+        ((), {"DYNAMO_WEBHOOK_FEATURE_CHECKPOINT": "true"}),
+    ):
         _, report = env.audit("-n", LEGACY, "-o", "json", *args, env=extra)
         refusals = audit_refusals(report)
-        assert (("DynamoGraphDeployment", LEGACY, "qwen3-snapshot", "UPDATE") not in refusals), refusals
+        assert ("DynamoGraphDeployment", LEGACY, "qwen3-snapshot", "UPDATE") not in refusals, refusals
         assert report["settings"]["feature_checkpoint"] is True
 
 
@@ -247,41 +277,83 @@ def upgrade_objects() -> dict[tuple[str, str], Any]:
     worker_env = placed(dgd, UPGRADE, "standby-env")
     worker_env["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["env"] = [STANDBY]
     epp = placed(dgd, UPGRADE, "epp-config")
-    epp["spec"]["components"].append({"name": "Epp", "type": "epp", "replicas": 1, "eppConfig": {
-        "configMapRef": {"name": "epp", "key": "config.yaml"}}})
+    epp["spec"]["components"].append(
+        {
+            "name": "Epp",
+            "type": "epp",
+            "replicas": 1,
+            "eppConfig": {"configMapRef": {"name": "epp", "key": "config.yaml"}},
+        }
+    )
     docs = [
-        {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoCheckpoint",
-         "metadata": {"name": "ckpt", "namespace": UPGRADE}, "spec": {}},
+        {
+            "apiVersion": "nvidia.com/v1alpha1",
+            "kind": "DynamoCheckpoint",
+            "metadata": {"name": "ckpt", "namespace": UPGRADE},
+            "spec": {},
+        },
         variant("checkpoint-ref", 1, experimental={"checkpoint": {"enabled": True, "checkpointRef": "ckpt"}}),
         epp,
         variant("multinode-frontend", 0, multinode={"nodeCount": 2}),
         worker_env,
-        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "standby-pod", "namespace": UPGRADE},
-         "spec": {"containers": [{"name": "main", "image": "busybox:1.36", "env": [STANDBY]}]}},
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "standby-pod", "namespace": UPGRADE},
+            "spec": {"containers": [{"name": "main", "image": "busybox:1.36", "env": [STANDBY]}]},
+        },
     ]
     return {(d["kind"], d["metadata"]["name"]): d for d in docs}
 
 
 def clean_objects() -> list[Any]:
-    return [placed(load(EXAMPLES / "dgd-agg-v1beta1.yaml"), UPGRADE_CLEAN, "clean"),
-            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "clean-pod", "namespace": UPGRADE_CLEAN},
-             "spec": {"containers": [{"name": "main", "image": "busybox:1.36", "env": [{"name": "A", "value": "1"}]}]}}]
+    return [
+        placed(load(EXAMPLES / "dgd-agg-v1beta1.yaml"), UPGRADE_CLEAN, "clean"),
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "clean-pod", "namespace": UPGRADE_CLEAN},
+            "spec": {
+                "containers": [
+                    {"name": "main", "image": "busybox:1.36", "env": [{"name": "A", "value": "1"}]}
+                ]
+            },
+        },
+    ]
 
 
 def legacy_path_hook() -> Any:
     """A registration on the v1alpha1 DCD path that can affect nothing: no such Service, failures
     ignored, and a namespace selector no namespace matches."""
-    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-            "metadata": {"name": LEGACY_HOOK},
-            "webhooks": [{
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": LEGACY_HOOK},
+        "webhooks": [
+            {
                 "name": "vdynamocomponentdeployment-v1alpha1.preflight.example.com",
-                "clientConfig": {"service": {"namespace": "nowhere", "name": "nothing",
-                                             "path": "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment"}},
-                "rules": [{"apiGroups": ["nvidia.com"], "apiVersions": ["v1alpha1"], "operations": ["CREATE"],
-                           "resources": ["dynamocomponentdeployments"]}],
-                "failurePolicy": "Ignore", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                "clientConfig": {
+                    "service": {
+                        "namespace": "nowhere",
+                        "name": "nothing",
+                        "path": "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment",
+                    }
+                },
+                "rules": [
+                    {
+                        "apiGroups": ["nvidia.com"],
+                        "apiVersions": ["v1alpha1"],
+                        "operations": ["CREATE"],
+                        "resources": ["dynamocomponentdeployments"],
+                    }
+                ],
+                "failurePolicy": "Ignore",
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
                 "namespaceSelector": {"matchLabels": {"dynamo-webhook-preflight": "matches-nothing"}},
-            }]}
+            }
+        ],
+    }
 
 
 @pytest.fixture
@@ -294,42 +366,67 @@ def upgrade_cluster(env: Env) -> Iterator[dict[tuple[str, str], Any]]:
         kubectl("create", "namespace", ns)
     probe = load(FIXTURES / "v1beta1/DynamoGraphDeployment/vllm-agg__vllm-agg.yaml")
     exclude_namespace(kubectl, cp, UPGRADE, probe, excluded=True)
-    kubectl("create", "-f", "-", input=yaml.safe_dump_all([*seeded.values(), *clean_objects(), legacy_path_hook()]))
+    kubectl(
+        "create",
+        "-f",
+        "-",
+        input=yaml.safe_dump_all([*seeded.values(), *clean_objects(), legacy_path_hook()]),
+    )
     exclude_namespace(kubectl, cp, UPGRADE, probe, excluded=False)
     try:
         yield seeded
     finally:
         kubectl("delete", "validatingwebhookconfiguration", LEGACY_HOOK)
         for ns in (UPGRADE, UPGRADE_CLEAN):
-            kubectl("delete", "pods,dynamographdeployments,dynamocheckpoints", "--all", "-n", ns, "--wait=false")
+            kubectl(
+                "delete", "pods,dynamographdeployments,dynamocheckpoints", "--all", "-n", ns, "--wait=false"
+            )
 
 
 def test_upgrade_preflight_reports_each_seeded_breakage_once_and_the_clean_namespace_not_at_all(
-        env: Env, upgrade_cluster: dict[tuple[str, str], Any]) -> None:
+    env: Env, upgrade_cluster: dict[tuple[str, str], Any]
+) -> None:
     code, out = env.audit("--upgrade-to", "1.5", "-A", "-o", "json")
     assert code == 1
     found = [(f["kind"], f["namespace"], f["name"]) for f in out["findings"]]
     assert sorted(f for f in found if f[1] == UPGRADE) == sorted((k, UPGRADE, n) for k, n in upgrade_cluster)
     assert [f for f in found if f[1] == UPGRADE_CLEAN] == []
     # Of the module's seed, only the DGD with checkpointing enabled.
-    assert [f for f in found if f[1] in (LEGACY, APPS)] == [("DynamoGraphDeployment", LEGACY, "qwen3-snapshot")]
+    assert [f for f in found if f[1] in (LEGACY, APPS)] == [
+        ("DynamoGraphDeployment", LEGACY, "qwen3-snapshot")
+    ]
     assert found.count(("ValidatingWebhookConfiguration", "", LEGACY_HOOK)) == 1
-    assert all(f["source"].startswith(("https://docs.nvidia.com/dynamo/v1.5.0/", "https://github.com/ai-dynamo/"))
-               and f["fix"] for f in out["findings"])
+    assert all(
+        f["source"].startswith(("https://docs.nvidia.com/dynamo/v1.5.0/", "https://github.com/ai-dynamo/"))
+        and f["fix"]
+        for f in out["findings"]
+    )
 
     crds = [f["name"] for f in out["findings"] if f["kind"] == "CustomResourceDefinition"]
     assert "dynamographdeployments.nvidia.com" in crds and len(crds) == len(set(crds))
     assert "dynamocheckpoints.nvidia.com" not in crds  # single-version: it only ever stores v1alpha1
     for name in crds:
         assert "v1alpha1" in crd_stored_versions(env.cluster.kubectl, name.removesuffix(".nvidia.com"))
-    assert all(f["fix"] == "dynamo-webhook storage-migrate" for f in out["findings"]
-               if f["kind"] == "CustomResourceDefinition")
+    assert all(
+        f["fix"] == "dynamo-webhook storage-migrate"
+        for f in out["findings"]
+        if f["kind"] == "CustomResourceDefinition"
+    )
 
     code, clean = env.audit("--upgrade-to", "1.5", "-n", UPGRADE_CLEAN, "-o", "json")
     assert [f for f in clean["findings"] if f["namespace"]] == []
-    assert {f["kind"] for f in clean["findings"]} <= {"CustomResourceDefinition", "ValidatingWebhookConfiguration",
-                                                      "MutatingWebhookConfiguration"}
+    assert {f["kind"] for f in clean["findings"]} <= {
+        "CustomResourceDefinition",
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+    }
 
     proc = run_tool(env.kubeconfig, "audit", "--upgrade-to", "1.5", "-n", UPGRADE, "-o", "github")
     assert proc.returncode == 1, proc.stderr
-    assert sum(line.startswith(f"::warning title=Pod {UPGRADE}/standby-pod::") for line in proc.stdout.splitlines()) == 1
+    assert (
+        sum(
+            line.startswith(f"::warning title=Pod {UPGRADE}/standby-pod::")
+            for line in proc.stdout.splitlines()
+        )
+        == 1
+    )

@@ -73,12 +73,16 @@ def dry_run_create(kubectl: Kubectl) -> Result:
 
 def read_converted(kubectl: Kubectl) -> Result:
     """The stored v1beta1 DGD read as v1alpha1."""
-    return kubectl("get", "dynamographdeployments.v1alpha1.nvidia.com", STORED, "-n", NS, "-o", "name", check=False)
+    return kubectl(
+        "get", "dynamographdeployments.v1alpha1.nvidia.com", STORED, "-n", NS, "-o", "name", check=False
+    )
 
 
 def calls(kubectl: Kubectl) -> list[tuple[str, Callable[[], Result]]]:
-    return [("create --dry-run=server", lambda: dry_run_create(kubectl)),
-            ("get as v1alpha1", lambda: read_converted(kubectl))]
+    return [
+        ("create --dry-run=server", lambda: dry_run_create(kubectl)),
+        ("get as v1alpha1", lambda: read_converted(kubectl)),
+    ]
 
 
 def healthy(cluster: Cluster) -> bytes:
@@ -86,7 +90,9 @@ def healthy(cluster: Cluster) -> bytes:
     stored DGD there; returns ca.crt."""
     kubectl = cluster.kubectl
     give_back(cluster, *INJECTOR_BINDING)
-    wait_until(lambda: bundles_equal(kubectl, secret_data(kubectl)["ca.crt"]), 60, "every caBundle injected", 0.25)
+    wait_until(
+        lambda: bundles_equal(kubectl, secret_data(kubectl)["ca.crt"]), 60, "every caBundle injected", 0.25
+    )
     if kubectl("get", "dgd", STORED, "-n", NS, check=False).returncode != 0:
         kubectl.apply(example("dgd-agg-v1beta1.yaml", NS, STORED))
     return secret_data(kubectl)["ca.crt"]
@@ -95,8 +101,17 @@ def healthy(cluster: Cluster) -> bytes:
 def certs_status(cluster: Cluster) -> tuple[int, dict[str, Any], str]:
     """``dynamo-webhook certs status`` as an operator runs it (admin kubeconfig): exit code, JSON
     report, text report."""
-    base = [str(EXE), "certs", "status", "--kubeconfig", str(cluster.cp.kubeconfig),
-            "--namespace", NAMESPACE, "--service-name", SERVICE_NAME]
+    base = [
+        str(EXE),
+        "certs",
+        "status",
+        "--kubeconfig",
+        str(cluster.cp.kubeconfig),
+        "--namespace",
+        NAMESPACE,
+        "--service-name",
+        SERVICE_NAME,
+    ]
     as_json = subprocess.run([*base, "-o", "json"], capture_output=True, text=True, timeout=60, check=False)
     as_text = subprocess.run(base, capture_output=True, text=True, timeout=60, check=False)
     assert as_json.returncode == as_text.returncode, as_text.stderr
@@ -105,15 +120,19 @@ def certs_status(cluster: Cluster) -> tuple[int, dict[str, Any], str]:
 
 def status_states(report: dict[str, Any]) -> dict[str, str]:
     """The states ``certs status`` reports, keyed as :func:`ca_bundles` keys the caBundles."""
-    return {(f"crd/{t['name']}" if t["kind"] == "crd" else f"{t['kind']}/{t['name']}"): t["state"]
-            for t in report["targets"]}
+    return {
+        (f"crd/{t['name']}" if t["kind"] == "crd" else f"{t['kind']}/{t['name']}"): t["state"]
+        for t in report["targets"]
+    }
 
 
 def true_states(kubectl: Kubectl) -> dict[str, str]:
     """What each caBundle is, read from the API server."""
     want = base64.b64encode(secret_data(kubectl)["ca.crt"]).decode()
-    return {k: "up to date" if v == want else "empty" if not v else "differs from ca.crt"
-            for k, v in ca_bundles(kubectl).items()}
+    return {
+        k: "up to date" if v == want else "empty" if not v else "differs from ca.crt"
+        for k, v in ca_bundles(kubectl).items()
+    }
 
 
 def fingerprints(pem: bytes) -> list[str]:
@@ -135,7 +154,9 @@ def new_connections_succeed(cluster: Cluster, width: int = 12) -> None:
     service (new TLS handshakes against what it serves now) all succeed."""
     before = established_peers(cluster.service.port)
     path = f"/apis/nvidia.com/v1beta1/namespaces/{NS}/dynamographdeployments?dryRun=All"
-    answers = concurrent_requests(cluster.cp, "POST", path, example("dgd-agg-v1beta1.yaml", NS, "probe"), width)
+    answers = concurrent_requests(
+        cluster.cp, "POST", path, example("dgd-agg-v1beta1.yaml", NS, "probe"), width
+    )
     assert [body[:500] for status, body in answers if status != 201] == []
     opened = established_peers(cluster.service.port) - before
     assert opened, "the API server opened no new connection"
@@ -150,10 +171,15 @@ def test_calls_fail_before_injection_and_succeed_after(cluster: Cluster) -> None
     assert same_cert(served_cert(service.port), data["tls.crt"])
     assert pki.ip_sans(data["tls.crt"]) == ["127.0.0.1"]
     want = base64.b64encode(data["ca.crt"]).decode()
-    wait_until(lambda: all(v == want for k, v in ca_bundles(kubectl).items() if k.startswith("crd/")),
-               30, "the CRD conversion caBundles")
+    wait_until(
+        lambda: all(v == want for k, v in ca_bundles(kubectl).items() if k.startswith("crd/")),
+        30,
+        "the CRD conversion caBundles",
+    )
     bundles = ca_bundles(kubectl)
-    assert sorted(k for k, v in bundles.items() if not v) == sorted(k for k in bundles if not k.startswith("crd/"))
+    assert sorted(k for k, v in bundles.items() if not v) == sorted(
+        k for k in bundles if not k.startswith("crd/")
+    )
 
     # Conversion is trusted (a kind without admission webhooks stores, and reads in the other version)...
     kubectl.apply(example("dgdsa-v1beta1.yaml", NS))
@@ -169,7 +195,8 @@ def test_calls_fail_before_injection_and_succeed_after(cluster: Cluster) -> None
     # The log says why, naming the missing permission; readiness does not depend on it (the
     # service serves, and serves right; it is the registration that lacks the CA).
     forbidden = (
-        '{0}webhookconfigurations.admissionregistration.k8s.io is forbidden: User "' + SERVICE_ACCOUNT_USER
+        '{0}webhookconfigurations.admissionregistration.k8s.io is forbidden: User "'
+        + SERVICE_ACCOUNT_USER
         + '" cannot list resource "{0}webhookconfigurations" in API group "admissionregistration.k8s.io" '
         "at the cluster scope"
     )
@@ -184,7 +211,9 @@ def test_calls_fail_before_injection_and_succeed_after(cluster: Cluster) -> None
     assert code == 1
     assert status_states(report) == true_states(kubectl)
     assert sorted(report["out_of_date"]) == sorted(
-        f"{key.split('/')[0]} {key.split('/', 1)[1]}: caBundle empty" for key in bundles if not key.startswith("crd/")
+        f"{key.split('/')[0]} {key.split('/', 1)[1]}: caBundle empty"
+        for key in bundles
+        if not key.startswith("crd/")
     )
     assert "Out of date:" in text and "Everything is up to date." not in text
 
@@ -205,10 +234,22 @@ def test_blanked_cabundles_are_repaired_and_certs_status_tells(cluster: Cluster)
     ca = healthy(cluster)
     # While the loop runs, a blanked caBundle is put back within seconds (its watch sees the change).
     started = time.monotonic()
-    kubectl("patch", "validatingwebhookconfiguration", VALIDATING, "--type=json",
-            "-p", '[{"op": "remove", "path": "/webhooks/1/clientConfig/caBundle"}]')
-    kubectl("patch", "crd", "dynamographdeployments.nvidia.com", "--type=merge",
-            "-p", '{"spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": null}}}}}')
+    kubectl(
+        "patch",
+        "validatingwebhookconfiguration",
+        VALIDATING,
+        "--type=json",
+        "-p",
+        '[{"op": "remove", "path": "/webhooks/1/clientConfig/caBundle"}]',
+    )
+    kubectl(
+        "patch",
+        "crd",
+        "dynamographdeployments.nvidia.com",
+        "--type=merge",
+        "-p",
+        '{"spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": null}}}}}',
+    )
     wait_until(lambda: bundles_equal(kubectl, ca), 15, "the blanked caBundles repaired", 0.1)
     print(f"blanked caBundles repaired in {time.monotonic() - started:.2f} s")
     assert dry_run_create(kubectl).returncode == 0 and read_converted(kubectl).returncode == 0
@@ -217,8 +258,14 @@ def test_blanked_cabundles_are_repaired_and_certs_status_tells(cluster: Cluster)
     code, report, _ = certs_status(cluster)
     assert (code, report["out_of_date"]) == (0, [])
     service.stop()
-    kubectl("patch", "mutatingwebhookconfiguration", MUTATING, "--type=json",
-            "-p", '[{"op": "replace", "path": "/webhooks/0/clientConfig/caBundle", "value": ""}]')
+    kubectl(
+        "patch",
+        "mutatingwebhookconfiguration",
+        MUTATING,
+        "--type=json",
+        "-p",
+        '[{"op": "replace", "path": "/webhooks/0/clientConfig/caBundle", "value": ""}]',
+    )
     code, report, text = certs_status(cluster)
     assert code == 1
     assert status_states(report) == true_states(kubectl)
@@ -271,8 +318,15 @@ def test_ca_roll_keeps_old_and_new_ca_until_the_old_one_expires(cluster: Cluster
     old_ca = pki.generate_ca(valid_days=1, now=issued)
     old_leaf = pki.generate_serving_cert(old_ca, LEAF_NAMES, ["127.0.0.1"], valid_days=1, now=issued)
     expires = pki.not_after(old_ca.cert_pem)
-    put_secret(kubectl, {"ca.crt": old_ca.cert_pem, "ca.key": old_ca.key_pem,
-                         "tls.crt": old_leaf.cert_pem, "tls.key": old_leaf.key_pem})
+    put_secret(
+        kubectl,
+        {
+            "ca.crt": old_ca.cert_pem,
+            "ca.key": old_ca.key_pem,
+            "tls.crt": old_leaf.cert_pem,
+            "tls.key": old_leaf.key_pem,
+        },
+    )
     old = pki.fingerprint(pki.load_cert(old_ca.cert_pem))
 
     # The loop rolls: a new CA first in ca.crt, the old one kept behind it, in every caBundle.
@@ -286,11 +340,15 @@ def test_ca_roll_keeps_old_and_new_ca_until_the_old_one_expires(cluster: Cluster
     new = pki.fingerprint(pki.load_cert(new_ca))
     wait_until(lambda: bundle_fingerprints(kubectl) == {(new, old)}, 15, "both CAs in every caBundle", 0.25)
     assert pki.chains_to(data["tls.crt"], new_ca)
-    wait_until(lambda: same_cert(served_cert(service.port), data["tls.crt"]), 15, "the leaf of the new CA served")
+    wait_until(
+        lambda: same_cert(served_cert(service.port), data["tls.crt"]), 15, "the leaf of the new CA served"
+    )
     assert dry_run_create(kubectl).returncode == 0 and read_converted(kubectl).returncode == 0
     messages = log_messages(service, "info")
     assert "certificate reconcile: kept 1 previous CA certificate(s) in ca.crt until they expire" in messages
-    assert any(m.startswith("certificate reconcile: issued a new CA (CA certificate expires") for m in messages), messages
+    assert any(
+        m.startswith("certificate reconcile: issued a new CA (CA certificate expires") for m in messages
+    ), messages
 
     # A replica still serving the old pair is trusted as well.
     files.write_cert_dir(service.cert_dir, old_leaf.cert_pem, old_leaf.key_pem, None)
@@ -301,10 +359,14 @@ def test_ca_roll_keeps_old_and_new_ca_until_the_old_one_expires(cluster: Cluster
     # Once the old CA has expired the loop takes it out of ca.crt and every caBundle (it wakes
     # for that; nothing else happens meanwhile) and serves the new pair again.
     left = (expires - dt.datetime.now(dt.UTC)).total_seconds()
-    wait_until(lambda: fingerprints(secret_data(kubectl)["ca.crt"]) == [new], left + 15, "the old CA dropped", 0.25)
+    wait_until(
+        lambda: fingerprints(secret_data(kubectl)["ca.crt"]) == [new], left + 15, "the old CA dropped", 0.25
+    )
     dropped_after = (dt.datetime.now(dt.UTC) - expires).total_seconds()
     wait_until(lambda: bundle_fingerprints(kubectl) == {(new,)}, 15, "the old CA out of every caBundle", 0.25)
     print(f"old CA dropped {dropped_after:.1f} s after it expired")
-    assert "certificate reconcile: removed 1 expired previous CA certificate(s) from ca.crt" in log_messages(service)
+    assert "certificate reconcile: removed 1 expired previous CA certificate(s) from ca.crt" in log_messages(
+        service
+    )
     wait_until(lambda: same_cert(served_cert(service.port), data["tls.crt"]), 15, "the new pair served again")
     assert dry_run_create(kubectl).returncode == 0 and read_converted(kubectl).returncode == 0

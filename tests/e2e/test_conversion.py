@@ -46,14 +46,18 @@ def applied(cluster: Cluster) -> list[tuple[str, Obj]]:
     kubectl.apply(scope_lease(NS))
     wait_until(lambda: cluster.service.readyz()[0] == 200, 10, "service ready")
     manifests = load_manifests()
-    originals = [in_namespace(obj, NS, f"{obj['metadata']['name']}-{i}") for i, (_, obj) in enumerate(manifests)]
+    originals = [
+        in_namespace(obj, NS, f"{obj['metadata']['name']}-{i}") for i, (_, obj) in enumerate(manifests)
+    ]
     counterparts: list[Obj] = []
     for version in (ALPHA, BETA):
         picked = [o for o in originals if o["apiVersion"] != version]
         converted = convert_offline(picked, version)
         counterparts += [in_namespace(c, NS, f"{c['metadata']['name']}-{version[-7:]}") for c in converted]
-    objs = [*zip((label for label, _ in manifests), originals, strict=True),
-            *((f"offline {c['apiVersion']} of {c['metadata']['name']}", c) for c in counterparts)]
+    objs = [
+        *zip((label for label, _ in manifests), originals, strict=True),
+        *((f"offline {c['apiVersion']} of {c['metadata']['name']}", c) for c in counterparts),
+    ]
     versions = {(o["kind"], o["apiVersion"]) for _, o in objs}
     assert len(versions) == 8, f"both versions of all four kinds expected, got {sorted(versions)}"
     # The Lease watcher sees the Lease within a moment; until then admission would check the objects.
@@ -64,10 +68,15 @@ def applied(cluster: Cluster) -> list[tuple[str, Obj]]:
 def not_kept(want: Any, got: Any, path: str = "") -> list[str]:
     """Paths of ``want`` that ``got`` lacks or holds differently (what ``got`` adds is not reported)."""
     if isinstance(want, dict) and isinstance(got, dict):
-        return [p for k, v in want.items() for p in
-                (not_kept(v, got[k], f"{path}.{k}") if k in got else [f"{path}.{k}"])]
+        return [
+            p
+            for k, v in want.items()
+            for p in (not_kept(v, got[k], f"{path}.{k}") if k in got else [f"{path}.{k}"])
+        ]
     if isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
-        return [p for i, (a, b) in enumerate(zip(want, got, strict=True)) for p in not_kept(a, b, f"{path}[{i}]")]
+        return [
+            p for i, (a, b) in enumerate(zip(want, got, strict=True)) for p in not_kept(a, b, f"{path}[{i}]")
+        ]
     return [] if want == got else [path or "."]
 
 
@@ -98,7 +107,9 @@ def comparable(obj: Obj) -> Obj:
     return user_view(obj)
 
 
-def test_read_in_the_other_version_equals_offline_conversion(cluster: Cluster, applied: list[tuple[str, Obj]]) -> None:
+def test_read_in_the_other_version_equals_offline_conversion(
+    cluster: Cluster, applied: list[tuple[str, Obj]]
+) -> None:
     wrong: list[str] = []
     for label, obj in applied:
         target = other_version(obj["apiVersion"])

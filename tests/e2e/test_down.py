@@ -37,7 +37,9 @@ CHECKPOINT = {
     "metadata": {"name": "ckpt", "namespace": NS},
     "spec": {
         "identity": {"model": "Qwen/Qwen3-0.6B", "backendFramework": "vllm"},
-        "job": {"podTemplateSpec": {"spec": {"containers": [{"name": "main", "image": "registry.example/w:1"}]}}},
+        "job": {
+            "podTemplateSpec": {"spec": {"containers": [{"name": "main", "image": "registry.example/w:1"}]}}
+        },
     },
 }
 # A pod the operator stamped: the checkpoint-restore mutator (failurePolicy Ignore) selects it.
@@ -47,8 +49,11 @@ RESTORE_CANDIDATE = {
     "metadata": {
         "name": "worker-0",
         "namespace": NS,
-        "labels": {"nvidia.com/dynamo-component": "worker", "nvidia.com/dynamo-namespace": "llama",
-                   "nvidia.com/selector": "llama-worker"},
+        "labels": {
+            "nvidia.com/dynamo-component": "worker",
+            "nvidia.com/dynamo-namespace": "llama",
+            "nvidia.com/selector": "llama-worker",
+        },
     },
     "spec": {"containers": [{"name": "main", "image": "registry.example/w:1"}]},
 }
@@ -81,7 +86,9 @@ def create(kubectl: Kubectl, obj: Obj, *extra: str) -> Result:
 
 
 def read_as_v1alpha1(kubectl: Kubectl, name: str = STORED) -> Result:
-    return kubectl("get", "dynamographdeployments.v1alpha1.nvidia.com", name, "-n", NS, "-o", "name", check=False)
+    return kubectl(
+        "get", "dynamographdeployments.v1alpha1.nvidia.com", name, "-n", NS, "-o", "name", check=False
+    )
 
 
 def unreachable(url: str, port: int, timeout: int = 10) -> str:
@@ -123,7 +130,9 @@ def test_writes_refused_as_the_failure_policy_says_and_back_after_restart(cluste
         ), refused.stderr
     # An UPDATE is covered as well; a DELETE is not (deploy/ registers CREATE and UPDATE only).
     updated = kubectl("label", "dgd", STORED, "-n", NS, "tier=gold", check=False)
-    assert updated.returncode == 1 and 'failed calling webhook "mdynamographdeployment.kb.io"' in updated.stderr
+    assert (
+        updated.returncode == 1 and 'failed calling webhook "mdynamographdeployment.kb.io"' in updated.stderr
+    )
     kubectl("delete", "dgd", "doomed", "-n", NS)
     # The restore mutator for pods fails open (failurePolicy Ignore): the pod is created as sent.
     assert webhook(cluster, "mpodcheckpointrestore.kb.io")["failurePolicy"] == "Ignore"
@@ -133,7 +142,9 @@ def test_writes_refused_as_the_failure_policy_says_and_back_after_restart(cluste
     assert create(kubectl, example("dgdsa-v1beta1.yaml", NS, "down-adapter")).returncode == 0
     # Reads in the stored version work; in the other version they need the conversion webhook.
     kubectl("get", "dgd", STORED, "-n", NS)
-    convert = unreachable(conversion_url(cluster, "dynamographdeployments.nvidia.com"), service.port, timeout=30)
+    convert = unreachable(
+        conversion_url(cluster, "dynamographdeployments.nvidia.com"), service.port, timeout=30
+    )
     read = read_as_v1alpha1(kubectl)
     assert read.returncode == 1, read.stdout
     assert read.stderr.strip().endswith(
@@ -164,20 +175,29 @@ def test_sigterm_drains_with_readiness_false_first(cluster: Cluster) -> None:
     assert service.proc is not None and service.proc.popen is not None
     popen = service.proc.popen
     dry_run = example("dgd-agg-v1beta1.yaml", NS, "probe")
-    traffic = Traffic([
-        ("create --dry-run=server", lambda: create(kubectl, dry_run, "--dry-run=server")),
-        ("get as v1alpha1", lambda: read_as_v1alpha1(kubectl)),
-    ], threads=2)
+    traffic = Traffic(
+        [
+            ("create --dry-run=server", lambda: create(kubectl, dry_run, "--dry-run=server")),
+            ("get as v1alpha1", lambda: read_as_v1alpha1(kubectl)),
+        ],
+        threads=2,
+    )
     with traffic.running():
         traffic.wait_for_calls(4)
         t0 = time.monotonic()
         os.kill(popen.pid, signal.SIGTERM)
-        wait_until(lambda: service.readyz() == (503, {"status": "not ready", "reasons": ["shutting down"]}),
-                   2.0, "readiness false after SIGTERM", 0.02)
+        wait_until(
+            lambda: service.readyz() == (503, {"status": "not ready", "reasons": ["shutting down"]}),
+            2.0,
+            "readiness false after SIGTERM",
+            0.02,
+        )
         unready_at = time.monotonic()
         code = popen.wait(DRAIN + 30)
         exited_at = time.monotonic()
-        wait_until(lambda: sum(c.started > exited_at for c in traffic.snapshot()) >= 2, 30, "calls after the exit")
+        wait_until(
+            lambda: sum(c.started > exited_at for c in traffic.snapshot()) >= 2, 30, "calls after the exit"
+        )
     done = traffic.snapshot()
     assert code == 0
     assert exited_at - t0 >= DRAIN - 0.1, "exited before the drain ended"
@@ -192,9 +212,11 @@ def test_sigterm_drains_with_readiness_false_first(cluster: Cluster) -> None:
     drain_log = [r for r in log_records(service) if r.get("msg") == "shutting down: readiness is now false"]
     assert drain_log[-1]["drain_seconds"] == DRAIN and drain_log[-1]["signal"] == signal.SIGTERM
     straddling = [c for c in done if t0 + DRAIN - 0.5 <= c.started <= exited_at]
-    print(f"{len(answered)} calls answered during the {DRAIN:g} s drain window (readiness false "
-          f"{unready_at - t0:.2f} s after SIGTERM); exit {exited_at - t0:.2f} s after SIGTERM; around the "
-          f"listener close: {[(c.what, c.ok, c.result.stderr.strip()[-80:]) for c in straddling]}")
+    print(
+        f"{len(answered)} calls answered during the {DRAIN:g} s drain window (readiness false "
+        f"{unready_at - t0:.2f} s after SIGTERM); exit {exited_at - t0:.2f} s after SIGTERM; around the "
+        f"listener close: {[(c.what, c.ok, c.result.stderr.strip()[-80:]) for c in straddling]}"
+    )
 
     service.stop()
     service.start()

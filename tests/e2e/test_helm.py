@@ -72,7 +72,12 @@ OPERATOR_SERVICE = "dynamo-platform-dynamo-operator-webhook-service"
 VALUES = ("features.checkpoint=true",)
 #: Settings the local process takes from the installed Deployment (the rest are its flags).
 POD_SETTINGS = ("DYNAMO_WEBHOOK_SERVICE_NAME", "DYNAMO_WEBHOOK_SECRET_NAME", "DYNAMO_WEBHOOK_CERT_MODE")
-WEBHOOK_SERVICE = {"name": "dynamo-operator-webhook-service", "namespace": NAMESPACE, "path": "/convert", "port": 443}
+WEBHOOK_SERVICE = {
+    "name": "dynamo-operator-webhook-service",
+    "namespace": NAMESPACE,
+    "path": "/convert",
+    "port": 443,
+}
 HOOK_TIMEOUT = ("--timeout", "120s")
 
 
@@ -97,15 +102,31 @@ class Release:
 
     @property
     def post_render(self) -> list[str]:
-        return ["--post-renderer", sys.executable, "--post-renderer-args", str(POST_RENDER),
-                "--post-renderer-args", self.base]
+        return [
+            "--post-renderer",
+            sys.executable,
+            "--post-renderer-args",
+            str(POST_RENDER),
+            "--post-renderer-args",
+            self.base,
+        ]
 
 
 def run_helm(helm: Path, cp: ControlPlane, home: Path, *args: str) -> Result:
-    env = {**os.environ, "HELM_CACHE_HOME": str(home / "cache"), "HELM_CONFIG_HOME": str(home / "config"),
-           "HELM_DATA_HOME": str(home / "data")}
-    proc = subprocess.run([str(helm), "--kubeconfig", str(cp.kubeconfig), *args], capture_output=True, text=True,
-                          timeout=300, check=False, env=env)
+    env = {
+        **os.environ,
+        "HELM_CACHE_HOME": str(home / "cache"),
+        "HELM_CONFIG_HOME": str(home / "config"),
+        "HELM_DATA_HOME": str(home / "data"),
+    }
+    proc = subprocess.run(
+        [str(helm), "--kubeconfig", str(cp.kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -116,7 +137,8 @@ def platform_crds() -> list[Obj]:
         crd = yaml.safe_load(path.read_text())
         if crd["metadata"]["name"] in CONVERTIBLE:
             crd["spec"]["conversion"]["webhook"]["clientConfig"] = {
-                "service": {"name": OPERATOR_SERVICE, "namespace": NAMESPACE, "path": "/convert", "port": 443}}
+                "service": {"name": OPERATOR_SERVICE, "namespace": NAMESPACE, "path": "/convert", "port": 443}
+            }
         crds.append(crd)
     crds.extend(d for d in yaml.safe_load_all(STAND_INS.read_text()) if d)
     return crds
@@ -130,7 +152,7 @@ def readme_command() -> list[str]:
     assert words[:2] == ["helm", "install"] and "--wait" in words, words
     words.remove("--wait")
     at = words.index("--timeout")
-    del words[at:at + 2]
+    del words[at : at + 2]
     return words[1:]
 
 
@@ -144,7 +166,8 @@ def pod_settings(kubectl: Kubectl) -> dict[str, str]:
     deployment = kubectl.get("deployment", "dynamo-webhook", NAMESPACE)
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     return {
-        v["name"]: v["value"] for v in container["env"]
+        v["name"]: v["value"]
+        for v in container["env"]
         if "value" in v and (v["name"] in POD_SETTINGS or v["name"].startswith("DYNAMO_WEBHOOK_FEATURE_"))
     }
 
@@ -161,8 +184,16 @@ def release(bin_dir: Path) -> Iterator[Release]:
         port = free_port()
         base = f"https://127.0.0.1:{port}"
         command = readme_command()
-        args = [*command, *HOOK_TIMEOUT, "--post-renderer", sys.executable,
-                "--post-renderer-args", str(POST_RENDER), "--post-renderer-args", base]
+        args = [
+            *command,
+            *HOOK_TIMEOUT,
+            "--post-renderer",
+            sys.executable,
+            "--post-renderer-args",
+            str(POST_RENDER),
+            "--post-renderer-args",
+            base,
+        ]
         for value in VALUES:
             args += ["--set", value]
         (work / "kubelet").mkdir()
@@ -171,8 +202,13 @@ def release(bin_dir: Path) -> Iterator[Release]:
             install = run_helm(bin_dir / "helm", cp, work, *args)
             seconds = time.monotonic() - started
             assert install.returncode == 0, install.stderr + install.stdout + "\n".join(kubelet.errors)
-            manifest = [d for d in yaml.safe_load_all(run_helm(bin_dir / "helm", cp, work, "get", "manifest", RELEASE,
-                                                               "-n", NAMESPACE).stdout) if d]
+            manifest = [
+                d
+                for d in yaml.safe_load_all(
+                    run_helm(bin_dir / "helm", cp, work, "get", "manifest", RELEASE, "-n", NAMESPACE).stdout
+                )
+                if d
+            ]
             after_hook = conversion_of(kubectl)
             kubelet.routing = Routing(kubectl, WEBHOOK_SERVICE, f"{base}/convert")
             kubelet.routing.to_url()
@@ -183,8 +219,21 @@ def release(bin_dir: Path) -> Iterator[Release]:
                 service.wait_ready()
                 when_ready = ca_bundles(kubectl)
                 wait_until(lambda: all(ca_bundles(kubectl).values()), 60, "every caBundle injected", 0.5)
-                yield Release(cp, kubectl, bin_dir / "helm", work, service, kubelet, base, install, args, seconds,
-                              manifest, after_hook, when_ready)
+                yield Release(
+                    cp,
+                    kubectl,
+                    bin_dir / "helm",
+                    work,
+                    service,
+                    kubelet,
+                    base,
+                    install,
+                    args,
+                    seconds,
+                    manifest,
+                    after_hook,
+                    when_ready,
+                )
             except BaseException:
                 print(service.log_tail(200))
                 raise
@@ -193,7 +242,9 @@ def release(bin_dir: Path) -> Iterator[Release]:
 
 
 def dry_run(r: Release, obj: Obj) -> Result:
-    return r.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=yaml.safe_dump(obj), check=False)
+    return r.kubectl(
+        "create", "--dry-run=server", "-o", "json", "-f", "-", input=yaml.safe_dump(obj), check=False
+    )
 
 
 def load(path: str, name: str) -> Obj:
@@ -204,20 +255,29 @@ def load(path: str, name: str) -> Obj:
 
 def checkpoint(name: str, gms: bool) -> Obj:
     container = {"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.1.0"}
-    spec: Obj = {"identity": {"model": "Qwen/Qwen3-0.6B", "backendFramework": "vllm"},
-                 "job": {"podTemplateSpec": {"spec": {"containers": [container]}}}}
+    spec: Obj = {
+        "identity": {"model": "Qwen/Qwen3-0.6B", "backendFramework": "vllm"},
+        "job": {"podTemplateSpec": {"spec": {"containers": [container]}}},
+    }
     if gms:  # GMS without its wiring: no shared volume, no server sidecar, no claim
         spec["gpuMemoryService"] = {"enabled": True}
-    return {"apiVersion": ALPHA, "kind": "DynamoCheckpoint", "metadata": {"name": name, "namespace": APPS},
-            "spec": spec}
+    return {
+        "apiVersion": ALPHA,
+        "kind": "DynamoCheckpoint",
+        "metadata": {"name": name, "namespace": APPS},
+        "spec": spec,
+    }
 
 
 def conversions(service: Service) -> float:
     """``dynamo_webhook_conversions_total`` of the local process, all series added up."""
     with urllib.request.urlopen(f"http://127.0.0.1:{service.metrics_port}/metrics", timeout=10) as resp:
         text = resp.read().decode()
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith("dynamo_webhook_conversions_total{"))
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("dynamo_webhook_conversions_total{")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -229,18 +289,34 @@ def apps(release: Release) -> str:
 def read_back(release: Release, obj: Obj, check: bool = True) -> Result:
     """``kubectl get`` of a release object as the API server holds it (JSON)."""
     namespaced = ("-n", NAMESPACE) if "namespace" in obj["metadata"] else ()
-    return release.kubectl("get", obj["kind"].lower(), obj["metadata"]["name"], *namespaced, "-o", "json",
-                           check=check)
+    return release.kubectl(
+        "get", obj["kind"].lower(), obj["metadata"]["name"], *namespaced, "-o", "json", check=check
+    )
 
 
-def test_the_readme_command_installs_without_monitoring_crds(release: Release, e2e_figures: list[str]) -> None:
-    e2e_figures.append(f"helm install of charts/dynamo-webhook (the README's command): {release.install_seconds:.1f} s")
-    assert release.kubectl("api-resources", "--api-group=monitoring.coreos.com", "-o", "name").stdout.strip() == ""
+def test_the_readme_command_installs_without_monitoring_crds(
+    release: Release, e2e_figures: list[str]
+) -> None:
+    e2e_figures.append(
+        f"helm install of charts/dynamo-webhook (the README's command): {release.install_seconds:.1f} s"
+    )
+    assert (
+        release.kubectl("api-resources", "--api-group=monitoring.coreos.com", "-o", "name").stdout.strip()
+        == ""
+    )
     assert "STATUS: deployed" in release.install.stdout
     assert "kubectl create --dry-run=server" in release.install.stdout  # NOTES
     kinds = {o["kind"] for o in release.manifest}
-    assert {"Deployment", "Service", "ServiceAccount", "ClusterRole", "Role", "PodDisruptionBudget",
-            "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} <= kinds
+    assert {
+        "Deployment",
+        "Service",
+        "ServiceAccount",
+        "ClusterRole",
+        "Role",
+        "PodDisruptionBudget",
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+    } <= kinds
     assert not kinds & {"ServiceMonitor", "PrometheusRule"}
     for obj in release.manifest:
         stored = read_back(release, obj).json()
@@ -303,11 +379,16 @@ def test_a_gate_set_by_a_chart_value_reaches_the_service(release: Release, apps:
     admitted = dry_run(release, checkpoint("helm-ckpt", gms=False))
     assert admitted.returncode == 0, admitted.stderr
     # GMS without its wiring: refused by the service's rule, through the chart's registration.
-    code, body = release.cp.raw("POST", f"/apis/{ALPHA}/namespaces/{APPS}/dynamocheckpoints?dryRun=All",
-                                checkpoint("helm-ckpt-gms", gms=True))
+    code, body = release.cp.raw(
+        "POST",
+        f"/apis/{ALPHA}/namespaces/{APPS}/dynamocheckpoints?dryRun=All",
+        checkpoint("helm-ckpt-gms", gms=True),
+    )
     status = json.loads(body)
     assert code == 422, status
-    assert status["message"].startswith('admission webhook "vdynamocheckpoint.kb.io" denied the request'), status
+    assert status["message"].startswith('admission webhook "vdynamocheckpoint.kb.io" denied the request'), (
+        status
+    )
     assert "intrapod-shared-gpu" in status["message"]
     assert "checkpoint functionality is disabled" not in status["message"]
 
@@ -340,13 +421,23 @@ def test_helm_test_dry_run_creates_the_examples_through_the_webhooks(release: Re
     ran = release.kubelet.of("dynamo-webhook-test")[-1]
     assert ran.returncode == 0, ran.output
     # kubectl's own words for each document, as the test's ServiceAccount.
-    assert "dynamographdeployment.nvidia.com/dynamo-webhook-test-v1alpha1 created (server dry run)" in ran.output
-    assert "dynamographdeployment.nvidia.com/dynamo-webhook-test-v1beta1 created (server dry run)" in ran.output
+    assert (
+        "dynamographdeployment.nvidia.com/dynamo-webhook-test-v1alpha1 created (server dry run)" in ran.output
+    )
+    assert (
+        "dynamographdeployment.nvidia.com/dynamo-webhook-test-v1beta1 created (server dry run)" in ran.output
+    )
     assert conversions(release.service) > before  # the v1alpha1 document went through the conversion
     # Passed: Helm deleted the test's objects (hook-succeeded).
     for kind in TEST_HOOKS:
-        wait_until(lambda kind=kind: release.kubectl("get", kind, "dynamo-webhook-test", "-n", NAMESPACE,
-                                                     check=False).returncode != 0, 30, f"{kind} deleted")
+        wait_until(
+            lambda kind=kind: (
+                release.kubectl("get", kind, "dynamo-webhook-test", "-n", NAMESPACE, check=False).returncode
+                != 0
+            ),
+            30,
+            f"{kind} deleted",
+        )
 
 
 # --- helm upgrade while a client writes ----------------------------------------------------------------
@@ -368,11 +459,13 @@ class Writer:
             obj["metadata"]["name"] = f"upgrade-{len(self.created) + len(self.failed):04d}"
             result = self.release.kubectl("create", "-f", "-", input=yaml.safe_dump(obj), check=False)
             (self.created if result.returncode == 0 else self.failed).append(
-                obj["metadata"]["name"] + ("" if result.returncode == 0 else f": {result.stderr.strip()}"))
+                obj["metadata"]["name"] + ("" if result.returncode == 0 else f": {result.stderr.strip()}")
+            )
 
 
-def test_upgrade_changing_a_value_while_a_client_creates(release: Release, apps: str,
-                                                         e2e_figures: list[str]) -> None:
+def test_upgrade_changing_a_value_while_a_client_creates(
+    release: Release, apps: str, e2e_figures: list[str]
+) -> None:
     writer = Writer(release)
     thread = threading.Thread(target=writer.run, daemon=True)
     thread.start()
@@ -389,10 +482,14 @@ def test_upgrade_changing_a_value_while_a_client_creates(release: Release, apps:
         thread.join(timeout=60)
     assert upgrade.returncode == 0, upgrade.stderr + upgrade.stdout
     assert not writer.failed, writer.failed
-    e2e_figures.append(f"helm upgrade while a client created DGDs: {seconds:.1f} s, "
-                       f"{len(writer.created)} creates, {len(writer.failed)} failed")
-    for kind, name in (("validatingwebhookconfiguration", "dynamo-webhook-validating"),
-                       ("mutatingwebhookconfiguration", "dynamo-webhook-mutating")):
+    e2e_figures.append(
+        f"helm upgrade while a client created DGDs: {seconds:.1f} s, "
+        f"{len(writer.created)} creates, {len(writer.failed)} failed"
+    )
+    for kind, name in (
+        ("validatingwebhookconfiguration", "dynamo-webhook-validating"),
+        ("mutatingwebhookconfiguration", "dynamo-webhook-mutating"),
+    ):
         assert {h["timeoutSeconds"] for h in release.kubectl.get(kind, name)["webhooks"]} == {12}
     # The upgrade kept the injected caBundles, and its hook ran again.
     assert all(ca_bundles(release.kubectl).values())
@@ -418,7 +515,8 @@ def release_objects(release: Release) -> list[tuple[str, str]]:
 
 
 def test_uninstall_waits_for_storage_migrate_then_leaves_the_crds_converting(
-        release: Release, apps: str, e2e_figures: list[str]) -> None:
+    release: Release, apps: str, e2e_figures: list[str]
+) -> None:
     from tests.e2e.legacy import crd_stored_versions, set_storage_version, stored_versions
 
     # A DGD stored as v1alpha1: created while that was the storage version.
@@ -437,14 +535,27 @@ def test_uninstall_waits_for_storage_migrate_then_leaves_the_crds_converting(
     assert f"job {RELEASE_JOB} failed" in stopped.stderr, stopped.stderr
     refusal = release.kubelet.of(RELEASE_JOB)[-1]
     assert refusal.returncode != 0
-    assert "dynamographdeployments.nvidia.com" in refusal.output and "storage-migrate" in refusal.output, refusal.output
+    assert "dynamographdeployments.nvidia.com" in refusal.output and "storage-migrate" in refusal.output, (
+        refusal.output
+    )
     assert conversion_of(release.kubectl) == before
     assert release_objects(release) == objects
 
     # 2. storage-migrate rewrites what is stored as v1alpha1; the uninstall then completes.
-    migrated = subprocess.run([str(EXE), "storage-migrate", "--kubeconfig", str(release.cp.kubeconfig),
-                               "--state-file", str(release.home / "migrate.json")],
-                              capture_output=True, text=True, timeout=300, check=False)
+    migrated = subprocess.run(
+        [
+            str(EXE),
+            "storage-migrate",
+            "--kubeconfig",
+            str(release.cp.kubeconfig),
+            "--state-file",
+            str(release.home / "migrate.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert migrated.returncode == 0, migrated.stderr + migrated.stdout
     assert crd_stored_versions(release.kubectl, "dynamographdeployments") == ["v1beta1"]
     started = time.monotonic()
@@ -459,7 +570,9 @@ def test_uninstall_waits_for_storage_migrate_then_leaves_the_crds_converting(
     for crd, conversion in conversion_of(release.kubectl).items():
         assert conversion == {"strategy": "None"}, (crd, conversion)
     for version in ("v1beta1", "v1alpha1"):
-        listed = release.kubectl("get", f"dynamographdeployments.{version}.nvidia.com", "-n", APPS, "-o", "json")
+        listed = release.kubectl(
+            "get", f"dynamographdeployments.{version}.nvidia.com", "-n", APPS, "-o", "json"
+        )
         names = {o["metadata"]["name"] for o in listed.json()["items"]}
         assert "stored-as-alpha" in names and len(names) > 3, (version, names)
     # Nothing of the release is left, but the certificate Secret the service made (not the release's:

@@ -429,8 +429,11 @@ def test_a_key_written_twice_keeps_its_last_value_as_kubectl_keeps_it(
 ) -> None:
     """kubectl turns YAML into JSON itself, so a key written twice never reaches the API server's strict
     decoding: the last value is sent. ``lint`` sends the same and warns about the first."""
-    text = (ROOT / "examples" / "manifests" / "dgd-agg-v1beta1.yaml").read_text().replace(
-        "namespace: inference", f"namespace: {NS}")
+    text = (
+        (ROOT / "examples" / "manifests" / "dgd-agg-v1beta1.yaml")
+        .read_text()
+        .replace("namespace: inference", f"namespace: {NS}")
+    )
     assert text.count("    replicas: 2\n") == 1
     path = tmp_path / "twice.yaml"
     path.write_text(text.replace("    replicas: 2\n", "    replicas: -1\n    replicas: 2\n"))
@@ -438,7 +441,12 @@ def test_a_key_written_twice_keeps_its_last_value_as_kubectl_keeps_it(
     assert answer.verdict == "accepted", answer.text
     (checked,) = lint.check_files([str(path)], OfflineService(Settings(feature_checkpoint=True)))
     assert checked.outcome is not None and checked.outcome.allowed
-    assert any(f.severity == "warning" and "replicas" in f.message for f in checked.findings), checked.findings
+    assert any(f.severity == "warning" and "replicas" in f.message for f in checked.findings), (
+        checked.findings
+    )
     path.write_text(text.replace("    replicas: 2\n", "    replicas: 2\n    replicas: -1\n"))
-    assert kubectl_answer(cluster, path).verdict == lint_answer(
-        OfflineService(Settings(feature_checkpoint=True)), path).verdict == "refused"
+    assert (
+        kubectl_answer(cluster, path).verdict
+        == lint_answer(OfflineService(Settings(feature_checkpoint=True)), path).verdict
+        == "refused"
+    )

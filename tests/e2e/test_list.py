@@ -86,10 +86,19 @@ def seeded(cluster: Cluster, e2e_figures: list[str]) -> Iterator[dict[str, str]]
     kubectl("create", "-f", "-", input=yaml.safe_dump_all(_objects(stored_beta)), timeout=600)
     elapsed = time.perf_counter() - start
     after = conversion_histogram(cluster.cp)
-    calls = {k: (v[0] - before.get(k, (0.0, 0.0))[0], v[1] - before.get(k, (0.0, 0.0))[1]) for k, v in after.items()}
-    detail = ", ".join(f"{f}->{t}: {n:.0f} calls of {1000 * sec / n:.2f} ms" for (f, t), (sec, n) in sorted(calls.items()) if n)
-    e2e_figures.append(f"CREATE {COUNT} v1alpha1 DGDs with kubectl: {elapsed:.1f} s; conversion webhook calls as "
-                       f"the API server times them: {detail}")
+    calls = {
+        k: (v[0] - before.get(k, (0.0, 0.0))[0], v[1] - before.get(k, (0.0, 0.0))[1])
+        for k, v in after.items()
+    }
+    detail = ", ".join(
+        f"{f}->{t}: {n:.0f} calls of {1000 * sec / n:.2f} ms"
+        for (f, t), (sec, n) in sorted(calls.items())
+        if n
+    )
+    e2e_figures.append(
+        f"CREATE {COUNT} v1alpha1 DGDs with kubectl: {elapsed:.1f} s; conversion webhook calls as "
+        f"the API server times them: {detail}"
+    )
     set_storage_version(cluster, PLURAL, "v1alpha1")
     try:
         kubectl("create", "-f", "-", input=yaml.safe_dump_all(_objects(stored_alpha)), timeout=600)
@@ -113,7 +122,9 @@ def test_list_500_converted(
     ns = seeded[stored]
     cp = cluster.cp
     # After the CRD storage switch the API server answers 429 until the watch cache is filled again.
-    wait_until(lambda: cp.raw("GET", _path(ns, stored), timeout=120)[0] == 200, 120, "the DGD watch cache", 0.5)
+    wait_until(
+        lambda: cp.raw("GET", _path(ns, stored), timeout=120)[0] == 200, 120, "the DGD watch cache", 0.5
+    )
     native = statistics.median(_list(cp, ns, stored)[0] for _ in range(3)) * 1000
     first, items = _list(cp, ns, listed)
     warm = statistics.median(_list(cp, ns, listed)[0] for _ in range(3)) * 1000
@@ -123,7 +134,9 @@ def test_list_500_converted(
     by_name = {i["metadata"]["name"]: i for i in items}
     for i in (0, COUNT // 2, COUNT - 1):
         name = f"dgd-{i:03d}"
-        stored_obj = cluster.kubectl.get(f"dynamographdeployments.{stored.split('/')[1]}.nvidia.com", name, ns)
+        stored_obj = cluster.kubectl.get(
+            f"dynamographdeployments.{stored.split('/')[1]}.nvidia.com", name, ns
+        )
         expected = apply_schema(convert_offline([stored_obj], listed)[0], defaults=False)
         assert user_view(by_name[name]) == user_view(expected), name
     e2e_figures.append(

@@ -120,15 +120,20 @@ def stored_alpha(cluster: Cluster, e2e_figures: list[str]) -> str:
     start = time.perf_counter()
     try:
         with ThreadPoolExecutor(8) as pool:
-            statuses = list(pool.map(lambda i: cluster.cp.raw("POST", path, _dgd(base, ns, i), timeout=60)[0],
-                                     range(COUNT)))
+            statuses = list(
+                pool.map(
+                    lambda i: cluster.cp.raw("POST", path, _dgd(base, ns, i), timeout=60)[0], range(COUNT)
+                )
+            )
     finally:
         set_storage_version(cluster, PLURAL, "v1beta1")
     elapsed = time.perf_counter() - start
     assert statuses.count(201) == COUNT, {s: statuses.count(s) for s in set(statuses)}
     stored = stored_versions(cluster.cp, PLURAL)
     assert {stored[f"{ns}/dgd-{i:05d}"] for i in range(0, COUNT, 97)} == {"v1alpha1"}
-    e2e_figures.append(f"CREATE {COUNT} v1alpha1 DGDs (8 at a time, through both admission webhooks): {elapsed:.1f} s")
+    e2e_figures.append(
+        f"CREATE {COUNT} v1alpha1 DGDs (8 at a time, through both admission webhooks): {elapsed:.1f} s"
+    )
     return ns
 
 
@@ -141,8 +146,15 @@ def list_as_beta(cluster: Cluster, ns: str) -> tuple[Any, float]:
     while True:
         start = time.perf_counter()
         out = cluster.kubectl(
-            "get", f"{PLURAL}.v1beta1.nvidia.com", "-n", ns, "--chunk-size=0", "-o", "json",
-            timeout=WEBHOOK_TIMEOUT * 4, check=False,
+            "get",
+            f"{PLURAL}.v1beta1.nvidia.com",
+            "-n",
+            ns,
+            "--chunk-size=0",
+            "-o",
+            "json",
+            timeout=WEBHOOK_TIMEOUT * 4,
+            check=False,
         )
         elapsed = time.perf_counter() - start
         if out.returncode == 0 or "TooManyRequests" not in out.stderr or time.monotonic() > deadline:
@@ -236,7 +248,11 @@ def _writes(cluster: Cluster, ns: str, stop: threading.Event) -> list[tuple[str,
         patch = {"metadata": {"labels": {"written": str(index)}}}
         start = time.perf_counter()
         status, _ = cluster.cp.raw(
-            "PATCH", f"{path}/{name}", orjson.dumps(patch), content_type="application/merge-patch+json", timeout=60
+            "PATCH",
+            f"{path}/{name}",
+            orjson.dumps(patch),
+            content_type="application/merge-patch+json",
+            timeout=60,
         )
         done.append(("update", status, time.perf_counter() - start))
         index += 1

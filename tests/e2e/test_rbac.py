@@ -49,15 +49,29 @@ INFERENCE_POOL_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
     "kind": "CustomResourceDefinition",
     # A *.k8s.io group needs the API-review annotation ("unapproved, …" is accepted, as for test stand-ins).
-    "metadata": {"name": "inferencepools.inference.networking.k8s.io",
-                 "annotations": {"api-approved.kubernetes.io": "unapproved, end-to-end test stand-in"}},
+    "metadata": {
+        "name": "inferencepools.inference.networking.k8s.io",
+        "annotations": {"api-approved.kubernetes.io": "unapproved, end-to-end test stand-in"},
+    },
     "spec": {
         "group": "inference.networking.k8s.io",
-        "names": {"kind": "InferencePool", "listKind": "InferencePoolList", "plural": "inferencepools",
-                  "singular": "inferencepool"},
+        "names": {
+            "kind": "InferencePool",
+            "listKind": "InferencePoolList",
+            "plural": "inferencepools",
+            "singular": "inferencepool",
+        },
         "scope": "Namespaced",
-        "versions": [{"name": "v1", "served": True, "storage": True,
-                      "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}],
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                },
+            }
+        ],
     },
 }
 FORBIDDEN = 'is forbidden: User "' + SERVICE_ACCOUNT_USER + '" cannot'
@@ -69,8 +83,17 @@ def cluster(bin_dir: Path) -> Iterator[Cluster]:
         kubectl = Kubectl(bin_dir / "kubectl", cp.kubeconfig)
         # The InferencePool API is served before the service's first (cached) discovery.
         kubectl.apply(INFERENCE_POOL_CRD)
-        kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/inferencepools.inference.networking.k8s.io")
-        wait_until(lambda: cp.raw("GET", "/apis/inference.networking.k8s.io")[0] == 200, 30, "InferencePool discovery")
+        kubectl(
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/inferencepools.inference.networking.k8s.io",
+        )
+        wait_until(
+            lambda: cp.raw("GET", "/apis/inference.networking.k8s.io")[0] == 200,
+            30,
+            "InferencePool discovery",
+        )
         c = start_cluster(cp, kubectl, Path(tmp), "--feature-grove")
         try:
             for ns in (NS, CLAIMED):
@@ -81,7 +104,9 @@ def cluster(bin_dir: Path) -> Iterator[Cluster]:
 
 
 def dry_run(kubectl: Kubectl, obj: dict[str, Any]) -> Result:
-    return kubectl("create", "--dry-run=server", "-o", "name", "-f", "-", input=yaml.safe_dump(obj), check=False)
+    return kubectl(
+        "create", "--dry-run=server", "-o", "name", "-f", "-", input=yaml.safe_dump(obj), check=False
+    )
 
 
 def denial(result: Result) -> str:
@@ -99,8 +124,12 @@ def topology_dgd(name: str = "topo", topology: str = TOPOLOGY, domain: str = "ra
 def epp_dgd() -> dict[str, Any]:
     obj = example("dgd-agg-v1beta1.yaml", NS, "with-epp")
     epp = copy.deepcopy(obj["spec"]["components"][0])
-    config = {"plugins": [{"type": "single-profile-handler"}],
-              "schedulingProfiles": [{"name": "default", "plugins": [{"pluginRef": "single-profile-handler", "weight": 1}]}]}
+    config = {
+        "plugins": [{"type": "single-profile-handler"}],
+        "schedulingProfiles": [
+            {"name": "default", "plugins": [{"pluginRef": "single-profile-handler", "weight": 1}]}
+        ],
+    }
     epp.update(name="Epp", type="epp", replicas=1, eppConfig={"config": config})
     obj["spec"]["components"].append(epp)
     return obj
@@ -158,10 +187,20 @@ def test_the_service_holds_the_deploy_service_account_and_no_more(cluster: Clust
 
 def test_live_lookups_work_with_the_token_and_say_what_a_missing_rule_breaks(cluster: Cluster) -> None:
     kubectl, service = cluster.kubectl, cluster.service
-    kubectl.apply({"apiVersion": "grove.io/v1alpha1", "kind": "ClusterTopologyBinding", "metadata": {"name": TOPOLOGY},
-                   "spec": {"levels": [{"domain": "zone", "key": "topology.kubernetes.io/zone"},
-                                       {"domain": "rack", "key": "example.com/rack"},
-                                       {"domain": "host", "key": "kubernetes.io/hostname"}]}})
+    kubectl.apply(
+        {
+            "apiVersion": "grove.io/v1alpha1",
+            "kind": "ClusterTopologyBinding",
+            "metadata": {"name": TOPOLOGY},
+            "spec": {
+                "levels": [
+                    {"domain": "zone", "key": "topology.kubernetes.io/zone"},
+                    {"domain": "rack", "key": "example.com/rack"},
+                    {"domain": "host", "key": "kubernetes.io/hostname"},
+                ]
+            },
+        }
+    )
     # The ClusterTopologyBinding is read by its name with the token ...
     assert dry_run(kubectl, topology_dgd()).returncode == 0
     assert denial(dry_run(kubectl, topology_dgd(domain="row"))) == (
@@ -178,10 +217,15 @@ def test_live_lookups_work_with_the_token_and_say_what_a_missing_rule_breaks(clu
 
     # The ClusterTopologyBinding rule taken away: the request is refused with the API server's reason.
     kubectl.apply(without_rule(cluster, "grove.io"), "--server-side", "--force-conflicts")
-    reason = (f'clustertopologybindings.grove.io "{TOPOLOGY}" {FORBIDDEN} get resource "clustertopologybindings" '
-              'in API group "grove.io" at the cluster scope')
-    refused = wait_until(lambda: (r := dry_run(kubectl, topology_dgd())).returncode == 1 and r, 15,
-                         "the look-up to be forbidden")
+    reason = (
+        f'clustertopologybindings.grove.io "{TOPOLOGY}" {FORBIDDEN} get resource "clustertopologybindings" '
+        'in API group "grove.io" at the cluster scope'
+    )
+    refused = wait_until(
+        lambda: (r := dry_run(kubectl, topology_dgd())).returncode == 1 and r,
+        15,
+        "the look-up to be forbidden",
+    )
     assert denial(refused) == (
         'The DynamoGraphDeployment "topo" is invalid: '
         f'spec.topologyConstraint.clusterTopologyName: Invalid value: "{TOPOLOGY}": failed to read '
@@ -202,22 +246,32 @@ def test_lease_watcher_works_with_the_token_and_a_missing_rule_keeps_it_unready(
     kubectl, service = cluster.kubectl, cluster.service
     assert dry_run(kubectl, outside_grove(CLAIMED)).returncode == 1
     kubectl.apply(scope_lease(CLAIMED, duration=300))
-    wait_until(lambda: dry_run(kubectl, outside_grove(CLAIMED)).returncode == 0, 15, "the claimed namespace left alone")
+    wait_until(
+        lambda: dry_run(kubectl, outside_grove(CLAIMED)).returncode == 0,
+        15,
+        "the claimed namespace left alone",
+    )
     assert dry_run(kubectl, outside_grove(NS)).returncode == 1
     kubectl("delete", "lease", "dynamo-operator-namespace-scope", "-n", CLAIMED)
-    wait_until(lambda: dry_run(kubectl, outside_grove(CLAIMED)).returncode == 1, 15, "the namespace checked again")
+    wait_until(
+        lambda: dry_run(kubectl, outside_grove(CLAIMED)).returncode == 1, 15, "the namespace checked again"
+    )
 
     # The Lease rule taken away: a (re)started service cannot list the Leases; it says so and
     # stays unready (it cannot tell which namespaces to leave alone).
     kubectl.apply(without_rule(cluster, "coordination.k8s.io"), "--server-side", "--force-conflicts")
     service.stop()
     service.start()
-    reason = ('403 Forbidden: leases.coordination.k8s.io "dynamo-operator-namespace-scope" ' + FORBIDDEN
-              + ' list resource "leases" in API group "coordination.k8s.io" at the cluster scope')
+    reason = (
+        '403 Forbidden: leases.coordination.k8s.io "dynamo-operator-namespace-scope" '
+        + FORBIDDEN
+        + ' list resource "leases" in API group "coordination.k8s.io" at the cluster scope'
+    )
     expected = (503, {"status": "not ready", "reasons": [f"namespace-scope Leases not listed yet: {reason}"]})
     wait_until(lambda: service.readyz() == expected, 30, "/readyz naming the forbidden Lease list")
     assert f"watch /apis/coordination.k8s.io/v1/leases failed ({reason}); relisting in" in " ".join(
-        log_messages(service, "warning"))
+        log_messages(service, "warning")
+    )
     give_back(cluster, *CLUSTER_ROLE)
     started = time.monotonic()
     service.wait_ready(30)
@@ -230,17 +284,23 @@ def test_secret_rules_taken_away(cluster: Cluster, tmp_path: Path) -> None:
     # Without the reader binding the running loop cannot read its Secret. It keeps serving the
     # valid pair it has (ready), and says what is missing on every pass.
     take_away(cluster, *SECRET_READER_BINDING)
-    reason = (f'403 Forbidden: secrets "{SECRET}" {FORBIDDEN} get resource "secrets" in API group "" '
-              f'in the namespace "{NAMESPACE}"')
+    reason = (
+        f'403 Forbidden: secrets "{SECRET}" {FORBIDDEN} get resource "secrets" in API group "" '
+        f'in the namespace "{NAMESPACE}"'
+    )
     kubectl("annotate", "secret", SECRET, "-n", NAMESPACE, "example.com/touched=1")  # a pass now
-    wait_until(lambda: f"certificate reconcile failed: Kubernetes API: {reason}" in log_messages(service, "warning"),
-               15, "the reconcile failure in the log")
+    wait_until(
+        lambda: f"certificate reconcile failed: Kubernetes API: {reason}" in log_messages(service, "warning"),
+        15,
+        "the reconcile failure in the log",
+    )
     assert service.readyz() == (200, {"status": "ready"})
     # A fresh replica (empty cert dir) cannot get a serving pair: it does not listen, and its log
     # says why until the binding is back.
     fresh = Service(tmp_path, service.kubeconfig, port=free_port())
     fresh.start()
     try:
+
         def waiting() -> bool:
             records = [r for r in log_records(fresh) if r.get("msg") == "waiting for a serving certificate"]
             return bool(records) and records[-1]["errors"] == [f"Kubernetes API: {reason}"]
@@ -255,11 +315,25 @@ def test_secret_rules_taken_away(cluster: Cluster, tmp_path: Path) -> None:
     # Without the writer binding a needed renewal cannot be written; the log says so, the loaded
     # pair keeps serving, and the renewal happens once the binding is back.
     take_away(cluster, *SECRET_WRITER_BINDING)
-    kubectl("patch", "secret", SECRET, "-n", NAMESPACE, "--type=merge", "-p", json.dumps({"data": {"tls.crt": ""}}))
-    update = (f'403 Forbidden: secrets "{SECRET}" {FORBIDDEN} update resource "secrets" in API group "" '
-              f'in the namespace "{NAMESPACE}"')
-    wait_until(lambda: f"certificate reconcile failed: Kubernetes API: {update}" in log_messages(service, "warning"),
-               15, "the failed renewal in the log")
+    kubectl(
+        "patch",
+        "secret",
+        SECRET,
+        "-n",
+        NAMESPACE,
+        "--type=merge",
+        "-p",
+        json.dumps({"data": {"tls.crt": ""}}),
+    )
+    update = (
+        f'403 Forbidden: secrets "{SECRET}" {FORBIDDEN} update resource "secrets" in API group "" '
+        f'in the namespace "{NAMESPACE}"'
+    )
+    wait_until(
+        lambda: f"certificate reconcile failed: Kubernetes API: {update}" in log_messages(service, "warning"),
+        15,
+        "the failed renewal in the log",
+    )
     assert service.readyz() == (200, {"status": "ready"})
     give_back(cluster, *SECRET_WRITER_BINDING)
     wait_until(lambda: secret_data(kubectl).get("tls.crt"), 60, "the serving certificate renewed")

@@ -44,8 +44,13 @@ def service_stanza(port: int) -> dict[str, Any]:
 
 def point_at_service(cluster: Cluster) -> None:
     """The CRDs' conversion webhook names the Service (and no URL); conversion works through it."""
-    patch = {"spec": {"conversion": {"webhook": {"clientConfig": {
-        "url": None, "service": service_stanza(cluster.service.port)}}}}}
+    patch = {
+        "spec": {
+            "conversion": {
+                "webhook": {"clientConfig": {"url": None, "service": service_stanza(cluster.service.port)}}
+            }
+        }
+    }
     for crd in CONVERTIBLE:
         cluster.kubectl("patch", "crd", crd, "--type=merge", "-p", json.dumps(patch))
 
@@ -59,23 +64,60 @@ def converts(env: Env) -> bool:
 def account_kubeconfig(cluster: Cluster, path: Path) -> Path:
     kubectl = cluster.kubectl
     kubectl("create", "serviceaccount", ACCOUNT, "-n", NAMESPACE)
-    kubectl("create", "clusterrole", ACCOUNT, "--verb=get,patch", "--resource=customresourcedefinitions",
-            *(f"--resource-name={c}" for c in CONVERTIBLE))
-    kubectl("create", "clusterrolebinding", ACCOUNT, f"--clusterrole={ACCOUNT}", f"--serviceaccount={NAMESPACE}:{ACCOUNT}")
+    kubectl(
+        "create",
+        "clusterrole",
+        ACCOUNT,
+        "--verb=get,patch",
+        "--resource=customresourcedefinitions",
+        *(f"--resource-name={c}" for c in CONVERTIBLE),
+    )
+    kubectl(
+        "create",
+        "clusterrolebinding",
+        ACCOUNT,
+        f"--clusterrole={ACCOUNT}",
+        f"--serviceaccount={NAMESPACE}:{ACCOUNT}",
+    )
     kubectl("create", "namespace", OPERATOR)
-    kubectl("create", "role", "ca-reader", "-n", OPERATOR, "--verb=get", "--resource=secrets",
-            "--resource-name=webhook-server-cert")
-    kubectl("create", "rolebinding", "ca-reader", "-n", OPERATOR, "--role=ca-reader",
-            f"--serviceaccount={NAMESPACE}:{ACCOUNT}")
+    kubectl(
+        "create",
+        "role",
+        "ca-reader",
+        "-n",
+        OPERATOR,
+        "--verb=get",
+        "--resource=secrets",
+        "--resource-name=webhook-server-cert",
+    )
+    kubectl(
+        "create",
+        "rolebinding",
+        "ca-reader",
+        "-n",
+        OPERATOR,
+        "--role=ca-reader",
+        f"--serviceaccount={NAMESPACE}:{ACCOUNT}",
+    )
     return service_account_kubeconfig(cluster.cp, kubectl, path, ACCOUNT)
 
 
 @pytest.fixture(scope="module")
 def env(bin_dir: Path) -> Iterator[Env]:
-    with seeded_cluster(bin_dir, "dynamo-webhook-storage-migrate") as (cluster, objects, migrate_config, workdir):
-        cluster.kubectl.apply({"apiVersion": "v1", "kind": "Service",
-                               "metadata": {"name": SERVICE, "namespace": NAMESPACE},
-                               "spec": {"type": "ExternalName", "externalName": "127.0.0.1"}})
+    with seeded_cluster(bin_dir, "dynamo-webhook-storage-migrate") as (
+        cluster,
+        objects,
+        migrate_config,
+        workdir,
+    ):
+        cluster.kubectl.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": SERVICE, "namespace": NAMESPACE},
+                "spec": {"type": "ExternalName", "externalName": "127.0.0.1"},
+            }
+        )
         e = Env(cluster, objects, migrate_config, account_kubeconfig(cluster, workdir / "release.kubeconfig"))
         point_at_service(cluster)
         wait_until(lambda: converts(e), 60, "conversion through the Service", 0.5)
@@ -104,8 +146,15 @@ def test_objects_stored_as_v1alpha1_refuse_and_nothing_changes(env: Env) -> None
 
 def test_hand_over_names_the_other_service_and_its_ca(env: Env) -> None:
     ca_pem = env.cluster.cp.pki.client_ca  # any CA that is not the service's
-    env.cluster.kubectl("create", "secret", "generic", "webhook-server-cert", "-n", OPERATOR,
-                        f"--from-literal=ca.crt={ca_pem.decode()}")
+    env.cluster.kubectl(
+        "create",
+        "secret",
+        "generic",
+        "webhook-server-cert",
+        "-n",
+        OPERATOR,
+        f"--from-literal=ca.crt={ca_pem.decode()}",
+    )
     proc = release(env, "--hand-over-to", f"{OPERATOR}/{SERVICE}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for crd, obj in crds(env).items():
@@ -114,13 +163,16 @@ def test_hand_over_names_the_other_service_and_its_ca(env: Env) -> None:
         assert conversion["webhook"]["conversionReviewVersions"] == ["v1"]
         assert conversion["webhook"]["clientConfig"] == {
             "service": {"namespace": OPERATOR, "name": SERVICE, "port": 443, "path": "/convert"},
-            "caBundle": base64.b64encode(ca_pem).decode()}, crd
+            "caBundle": base64.b64encode(ca_pem).decode(),
+        }, crd
         assert f"{crd}: conversion webhook handed over to {OPERATOR}/{SERVICE}:443/convert" in proc.stdout
     # Back to the service (as the chart's install hook would): its cert loop puts its own CA back.
     point_at_service(env.cluster)
     wait_until(lambda: converts(env), 60, "conversion through the service again", 0.5)
     # Each CRD gets the service's CA back as its watch sees the change, not all at once.
-    wait_until(lambda: len(set(ca_bundles(env.cluster.kubectl).values())) == 1, 60, "one CA everywhere again", 0.5)
+    wait_until(
+        lambda: len(set(ca_bundles(env.cluster.kubectl).values())) == 1, 60, "one CA everywhere again", 0.5
+    )
 
 
 def test_after_storage_migrate_conversion_is_none_and_objects_read_without_the_service(env: Env) -> None:
@@ -134,8 +186,9 @@ def test_after_storage_migrate_conversion_is_none_and_objects_read_without_the_s
     env.cluster.service.stop()  # the uninstall deletes it
     dgds = sorted(o.name for o in env.objects if o.kind == "DynamoGraphDeployment" and o.namespace == APPS)
     for version in (BETA, ALPHA):
-        listed = env.cluster.kubectl("get", f"dynamographdeployments.{version}.nvidia.com", "-n", APPS,
-                                     "-o", "json").json()
+        listed = env.cluster.kubectl(
+            "get", f"dynamographdeployments.{version}.nvidia.com", "-n", APPS, "-o", "json"
+        ).json()
         assert sorted(i["metadata"]["name"] for i in listed["items"]) == dgds
         assert {i["apiVersion"] for i in listed["items"]} == {f"nvidia.com/{version}"}
     # Nothing left to do: a rerun changes nothing.

@@ -36,18 +36,22 @@ def _dgd(name: str) -> Obj:
     return in_namespace(obj, NS, name)
 
 
-def test_topology_domain_pattern_is_the_api_servers_and_the_service_says_the_same(cluster: Cluster, ns: str) -> None:
+def test_topology_domain_pattern_is_the_api_servers_and_the_service_says_the_same(
+    cluster: Cluster, ns: str
+) -> None:
     obj = _dgd("bad-domain")
     obj["spec"]["topologyConstraint"] = {"clusterTopologyName": "default", "packDomain": "Rack_1"}
     code, status = create_raw(cluster, obj)
     assert code == 422, status
     assert not status["message"].startswith("admission webhook"), "the validating webhook was reached"
-    assert status["details"]["causes"] == [{
-        "reason": "FieldValueInvalid",
-        "message": "Invalid value: \"Rack_1\": spec.topologyConstraint.packDomain in body should match "
-                   "'^[a-z0-9]([a-z0-9-]*[a-z0-9])?$'",
-        "field": "spec.topologyConstraint.packDomain",
-    }]
+    assert status["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "Rack_1": spec.topologyConstraint.packDomain in body should match '
+            "'^[a-z0-9]([a-z0-9-]*[a-z0-9])?$'",
+            "field": "spec.topologyConstraint.packDomain",
+        }
+    ]
     # The service's own check (what `dynamo-webhook lint` reports for the same manifest) agrees.
     offline = offline_review(VALIDATE_DGD, obj)
     assert not offline["allowed"]
@@ -55,15 +59,24 @@ def test_topology_domain_pattern_is_the_api_servers_and_the_service_says_the_sam
 
 
 def test_cel_rule_is_enforced_before_the_webhook(cluster: Cluster, ns: str) -> None:
-    obj = in_namespace(yaml.safe_load((ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml").read_text()), NS, "cel")
+    obj = in_namespace(
+        yaml.safe_load((ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml").read_text()), NS, "cel"
+    )
     obj["spec"]["pvcs"] = [{"name": "model-cache", "create": True}]
     code, status = create_raw(cluster, obj)
     assert code == 422, status
     assert not status["message"].startswith("admission webhook")
     assert "When create is true, size, storageClass, and volumeAccessMode are required" in status["message"]
     fixed = copy.deepcopy(obj)
-    fixed["spec"]["pvcs"] = [{"name": "model-cache", "create": True, "size": "10Gi", "storageClass": "standard",
-                              "volumeAccessMode": "ReadWriteOnce"}]
+    fixed["spec"]["pvcs"] = [
+        {
+            "name": "model-cache",
+            "create": True,
+            "size": "10Gi",
+            "storageClass": "standard",
+            "volumeAccessMode": "ReadWriteOnce",
+        }
+    ]
     code, status = create_raw(cluster, fixed)
     assert code == 201, status
 
@@ -96,8 +109,11 @@ def _lint_status(obj: Obj) -> Obj | None:
 
 def _cel_cases() -> list[tuple[str, Obj]]:
     beta = _dgd("cel-beta")
-    alpha = in_namespace(yaml.safe_load((ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml").read_text()),
-                         NS, "cel-alpha")
+    alpha = in_namespace(
+        yaml.safe_load((ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml").read_text()),
+        NS,
+        "cel-alpha",
+    )
     service = next(iter(alpha["spec"]["services"]))
     cases: list[tuple[str, Obj]] = []
 
@@ -112,20 +128,47 @@ def _cel_cases() -> list[tuple[str, Obj]]:
         cases.append((name, obj))
 
     beta_case("restart-on-create", lambda s: s.update(restart={"id": "now"}))
-    beta_case("names-unique-case-insensitively",
-              lambda s: s["components"].append({**s["components"][0], "name": s["components"][0]["name"].upper()}))
-    beta_case("gms-mode", lambda s: s["components"][0].update(
-        experimental={"gpuMemoryService": {"extraClientContainers": ["a"], "mode": "InterPod"}}))
-    beta_case("gms-mode-defaulted", lambda s: s["components"][0].update(
-        experimental={"gpuMemoryService": {"extraClientPods": [{"name": "p"}]}}))
-    beta_case("kv-policy", lambda s: s.update(experimental={"kvTransferPolicy": {"enforcement": "preferred"}}))
-    beta_case("label-key-prefix", lambda s: s.update(
-        experimental={"kvTransferPolicy": {"labelKey": "a" * 254 + "/zone"}}))
-    beta_case("epp-config-without-epp", lambda s: s["components"][0].update(eppConfig={"configMapRef": {"name": "x"}}))
-    beta_case("sidecar-without-image", lambda s: s["components"][0].update(
-        podTemplate={"spec": {"containers": [{"name": "main"}, {"name": "side"}]}}))
-    beta_case("backend-annotation", lambda s: s["components"][0].update(
-        podTemplate={"metadata": {"annotations": {"nvidia.com/vllm-distributed-executor-backend": "RAY2"}}}))
+    beta_case(
+        "names-unique-case-insensitively",
+        lambda s: s["components"].append({**s["components"][0], "name": s["components"][0]["name"].upper()}),
+    )
+    beta_case(
+        "gms-mode",
+        lambda s: s["components"][0].update(
+            experimental={"gpuMemoryService": {"extraClientContainers": ["a"], "mode": "InterPod"}}
+        ),
+    )
+    beta_case(
+        "gms-mode-defaulted",
+        lambda s: s["components"][0].update(
+            experimental={"gpuMemoryService": {"extraClientPods": [{"name": "p"}]}}
+        ),
+    )
+    beta_case(
+        "kv-policy", lambda s: s.update(experimental={"kvTransferPolicy": {"enforcement": "preferred"}})
+    )
+    beta_case(
+        "label-key-prefix",
+        lambda s: s.update(experimental={"kvTransferPolicy": {"labelKey": "a" * 254 + "/zone"}}),
+    )
+    beta_case(
+        "epp-config-without-epp",
+        lambda s: s["components"][0].update(eppConfig={"configMapRef": {"name": "x"}}),
+    )
+    beta_case(
+        "sidecar-without-image",
+        lambda s: s["components"][0].update(
+            podTemplate={"spec": {"containers": [{"name": "main"}, {"name": "side"}]}}
+        ),
+    )
+    beta_case(
+        "backend-annotation",
+        lambda s: s["components"][0].update(
+            podTemplate={
+                "metadata": {"annotations": {"nvidia.com/vllm-distributed-executor-backend": "RAY2"}}
+            }
+        ),
+    )
     beta_case("min-available", lambda s: s["components"][0].update(replicas=1, minAvailable=3))
     alpha_case("shared-memory-size-integer", lambda s: s.update(sharedMemory={"size": 1}))
     alpha_case("shared-memory-size-zero", lambda s: s.update(sharedMemory={"size": "0"}))
@@ -142,7 +185,10 @@ def _same_answer(cluster: Cluster, obj: Obj) -> None:
     computes offline, causes in any order (the API server walks maps in Go's random order)."""
     group, version = obj["apiVersion"].split("/")
     code, body = cluster.cp.raw(
-        "POST", f"/apis/{group}/{version}/namespaces/{NS}/{PLURALS[obj['kind']]}?dryRun=All&fieldValidation=Strict", obj)
+        "POST",
+        f"/apis/{group}/{version}/namespaces/{NS}/{PLURALS[obj['kind']]}?dryRun=All&fieldValidation=Strict",
+        obj,
+    )
     status = json.loads(body)
     ours = _lint_status(obj)
     if code in (200, 201):
@@ -159,24 +205,30 @@ def _same_answer(cluster: Cluster, obj: Obj) -> None:
 
 
 @pytest.mark.parametrize("case", _cel_cases(), ids=lambda c: c[0])
-def test_cel_rules_are_the_api_servers_and_lint_says_the_same(cluster: Cluster, ns: str, case: tuple[str, Obj]) -> None:
+def test_cel_rules_are_the_api_servers_and_lint_says_the_same(
+    cluster: Cluster, ns: str, case: tuple[str, Obj]
+) -> None:
     """Each CEL rule of the pinned CRDs, broken."""
     _same_answer(cluster, case[1])
 
 
 @pytest.mark.parametrize("case", EMBEDDED, ids=[c[0] for c in EMBEDDED])
-def test_embedded_resources_are_the_api_servers_and_lint_says_the_same(cluster: Cluster, ns: str,
-                                                                       case: tuple[str, Any, int, str]) -> None:
+def test_embedded_resources_are_the_api_servers_and_lint_says_the_same(
+    cluster: Cluster, ns: str, case: tuple[str, Any, int, str]
+) -> None:
     """A DGDR's ``spec.overrides.dgd`` (an embedded resource) with a broken type or object meta; the same
     documents' answers are kept verbatim in tests/apiserver/test_embedded.py."""
-    obj = in_namespace(yaml.safe_load((ROOT / "examples" / "manifests" / "dgdr-v1beta1.yaml").read_text()), NS, "p")
+    obj = in_namespace(
+        yaml.safe_load((ROOT / "examples" / "manifests" / "dgdr-v1beta1.yaml").read_text()), NS, "p"
+    )
     obj["spec"]["overrides"] = {"dgd": copy.deepcopy(case[1])}
     _same_answer(cluster, obj)
 
 
 @pytest.mark.parametrize("case", CORE_TYPES, ids=[c[0] for c in CORE_TYPES])
-def test_core_type_rules_are_the_api_servers_and_lint_says_the_same(cluster: Cluster, ns: str,
-                                                                    case: tuple[str, str, Any, str | None]) -> None:
+def test_core_type_rules_are_the_api_servers_and_lint_says_the_same(
+    cluster: Cluster, ns: str, case: tuple[str, str, Any, str | None]
+) -> None:
     """A pod template's list-map key or nested required field left out, or a null in one of its lists;
     the same documents' answers are kept verbatim in tests/apiserver/test_openapi.py."""
     _same_answer(cluster, in_namespace(document(case[1], case[2]), NS))

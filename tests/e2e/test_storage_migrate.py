@@ -64,8 +64,17 @@ class Env:
         return self.workdir / "state.json"
 
     def migrate_args(self, *args: str) -> list[str]:
-        return [str(EXE), "storage-migrate", "--kubeconfig", str(self.kubeconfig), "--state-file",
-                str(self.state_file), "-o", "json", *args]
+        return [
+            str(EXE),
+            "storage-migrate",
+            "--kubeconfig",
+            str(self.kubeconfig),
+            "--state-file",
+            str(self.state_file),
+            "-o",
+            "json",
+            *args,
+        ]
 
 
 def versions_of(obj: Seeded) -> tuple[str, ...]:
@@ -91,8 +100,14 @@ def stored_everywhere(env: Env) -> dict[str, dict[str, str]]:
 
 
 def run_json(env: Env, *args: str) -> tuple[int, Any]:
-    proc = subprocess.run(env.migrate_args(*args), capture_output=True, text=True, timeout=300, check=False,
-                          env={k: v for k, v in os.environ.items() if not k.startswith("DYNAMO_WEBHOOK_")})
+    proc = subprocess.run(
+        env.migrate_args(*args),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={k: v for k, v in os.environ.items() if not k.startswith("DYNAMO_WEBHOOK_")},
+    )
     assert proc.returncode in (0, 1), proc.stderr + proc.stdout
     return proc.returncode, json.loads(proc.stdout)
 
@@ -113,8 +128,10 @@ def test_dry_run_only_reports(env: Env) -> None:
     dgd = next(c for c in out["crds"] if c["kind"] == "DynamoGraphDeployment")
     count = sum(1 for o in env.objects if o.kind == "DynamoGraphDeployment")
     assert dgd["objects"] == count
-    assert dgd["note"] == f"would rewrite {count} of {count} object(s) (0 rewritten by an earlier run), " \
+    assert (
+        dgd["note"] == f"would rewrite {count} of {count} object(s) (0 rewritten by an earlier run), "
         "then set storedVersions to [v1beta1]"
+    )
     assert stored_everywhere(env) == before
     assert not env.state_file.exists()
     for plural in CONVERTIBLE_PLURALS:
@@ -137,7 +154,9 @@ def bulk_rewritten(env: Env) -> int:
 
 def test_an_interrupted_run_keeps_its_progress(env: Env) -> None:
     assert bulk_rewritten(env) == 0
-    proc = subprocess.Popen(env.migrate_args("--qps", QPS), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        env.migrate_args("--qps", QPS), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         wait_until(lambda: bulk_rewritten(env) >= 5, 60, "five bulk objects rewritten")
     finally:
@@ -154,7 +173,9 @@ def test_an_interrupted_run_keeps_its_progress(env: Env) -> None:
 def test_the_rerun_finishes_while_objects_are_updated_and_deleted(env: Env) -> None:
     done_before = bulk_rewritten(env)
     kubectl = env.cluster.kubectl
-    proc = subprocess.Popen(env.migrate_args("--qps", QPS), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        env.migrate_args("--qps", QPS), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         # Once it has listed and started rewriting, other clients change objects it has yet to reach.
         wait_until(lambda: bulk_rewritten(env) > done_before, 60, "the rerun rewriting")
@@ -217,12 +238,16 @@ def test_every_object_reads_the_same_in_both_versions(env: Env) -> None:
             if obj.name in LABELLED:
                 assert now["metadata"]["labels"].pop("touched") == "yes"
                 before, now = without_write_metadata(before), without_write_metadata(now)
-            a, b = (settled(x, crds[obj.plural], version, had_status="status" in before) for x in (before, now))
+            a, b = (
+                settled(x, crds[obj.plural], version, had_status="status" in before) for x in (before, now)
+            )
             if a != b:
                 changed.append(f"{obj.ref} {version}: {diff_paths(a, b)}")
     assert not changed, "\n".join(changed)
     for name in DELETED:
-        status, _ = env.cluster.cp.raw("GET", f"/apis/nvidia.com/v1beta1/namespaces/{BULK}/dynamographdeployments/{name}")
+        status, _ = env.cluster.cp.raw(
+            "GET", f"/apis/nvidia.com/v1beta1/namespaces/{BULK}/dynamographdeployments/{name}"
+        )
         assert status == 404
 
 
@@ -262,8 +287,11 @@ def settled(obj: dict[str, Any], crd: dict[str, Any], version: str, had_status: 
     for key in PAYLOAD_KEYS:
         if key in annotations:
             payload = json.loads(annotations[key])
-            parts = {k: without_defaults(v, (other_schema.get("properties") or {}).get(k) or {})
-                     for k, v in payload.items() if k != "version"}
+            parts = {
+                k: without_defaults(v, (other_schema.get("properties") or {}).get(k) or {})
+                for k, v in payload.items()
+                if k != "version"
+            }
             annotations[key] = json.dumps({**payload, **parts})
     if not had_status:
         obj.pop("status", None)
@@ -271,7 +299,9 @@ def settled(obj: dict[str, Any], crd: dict[str, Any], version: str, had_status: 
     # A payload annotation left with nothing but its version says nothing.
     annotations = out["metadata"].get("annotations") or {}
     for key in PAYLOAD_KEYS:
-        if isinstance(annotations.get(key), dict) and not any(v for k, v in annotations[key].items() if k != "version"):
+        if isinstance(annotations.get(key), dict) and not any(
+            v for k, v in annotations[key].items() if k != "version"
+        ):
             del annotations[key]
     if not annotations:
         out["metadata"].pop("annotations", None)
@@ -297,7 +327,12 @@ def test_the_role_can_only_rewrite_through_status(env: Env) -> None:
     assert can("list", "dynamographdeployments.nvidia.com", "-A")
     for verb in ("create", "update", "patch", "delete"):
         assert not can(verb, "dynamographdeployments.nvidia.com", "-A"), verb
-    assert can("patch", "customresourcedefinitions.apiextensions.k8s.io/dynamographdeployments.nvidia.com",
-               "--subresource=status")
-    assert not can("patch", "customresourcedefinitions.apiextensions.k8s.io/dynamographdeployments.nvidia.com")
+    assert can(
+        "patch",
+        "customresourcedefinitions.apiextensions.k8s.io/dynamographdeployments.nvidia.com",
+        "--subresource=status",
+    )
+    assert not can(
+        "patch", "customresourcedefinitions.apiextensions.k8s.io/dynamographdeployments.nvidia.com"
+    )
     assert not can("update", "dynamomodels.nvidia.com", "--subresource=status", "-A")

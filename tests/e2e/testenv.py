@@ -66,7 +66,9 @@ def binaries() -> Path:
     if given:
         path = Path(given)
     else:
-        proc = subprocess.run([str(BUILD_SCRIPT), "--check"], capture_output=True, text=True, timeout=30, check=False)
+        proc = subprocess.run(
+            [str(BUILD_SCRIPT), "--check"], capture_output=True, text=True, timeout=30, check=False
+        )
         if proc.returncode != 0:
             raise TestenvUnavailable(
                 "kube-apiserver, etcd, kubectl and helm are not built on this machine: run scripts/kube-testenv "
@@ -75,7 +77,9 @@ def binaries() -> Path:
         path = Path(proc.stdout.strip())
     missing = [name for name in BINARIES if not os.access(path / name, os.X_OK)]
     if missing:
-        raise TestenvUnavailable(f"{', '.join(missing)} missing from {path}: run scripts/kube-testenv --rebuild")
+        raise TestenvUnavailable(
+            f"{', '.join(missing)} missing from {path}: run scripts/kube-testenv --rebuild"
+        )
     return path
 
 
@@ -95,7 +99,9 @@ class Pem:
 
 
 def _pem_key(key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
 
 
 def _ca(common_name: str) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
@@ -112,9 +118,17 @@ def _ca(common_name: str) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]
         .not_valid_after(now + dt.timedelta(days=1))
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(
-            x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-                          key_encipherment=False, data_encipherment=False, key_agreement=False,
-                          encipher_only=False, decipher_only=False),
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
             critical=True,
         )
         .sign(key, hashes.SHA256())
@@ -143,17 +157,21 @@ def _leaf(
         .not_valid_after(now + dt.timedelta(days=1))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
-            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH]),
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH]
+            ),
             critical=False,
         )
     )
     if server:
         builder = builder.add_extension(
-            x509.SubjectAlternativeName([
-                x509.DNSName("localhost"),
-                x509.DNSName("kubernetes.default.svc"),
-                x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-            ]),
+            x509.SubjectAlternativeName(
+                [
+                    x509.DNSName("localhost"),
+                    x509.DNSName("kubernetes.default.svc"),
+                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                ]
+            ),
             critical=False,
         )
     cert = builder.sign(ca[1], hashes.SHA256())
@@ -207,8 +225,12 @@ class Proc:
     def start(self, env: dict[str, str] | None = None) -> None:
         log = self.log_path.open("ab")
         self.popen = subprocess.Popen(
-            self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent, env=env,
+            self.argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,
+            env=env,
         )
         log.close()
 
@@ -250,7 +272,9 @@ def wait_until(condition: Any, timeout: float, what: str, interval: float = 0.1)
         except Exception as err:
             last = err
         time.sleep(interval)
-    raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}" + (f" (last error: {last})" if last else ""))
+    raise TimeoutError(
+        f"timed out after {timeout:g} s waiting for {what}" + (f" (last error: {last})" if last else "")
+    )
 
 
 # --- the control plane -------------------------------------------------------------------------------
@@ -285,42 +309,73 @@ class ControlPlane:
 
     def start(self, timeout: float = 120.0) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        etcd = Proc("etcd", [
-            str(self.bin_dir / "etcd"),
-            "--name", "e2e",
-            "--data-dir", str(self.workdir / "etcd"),
-            "--listen-client-urls", f"http://127.0.0.1:{self.etcd_port}",
-            "--advertise-client-urls", f"http://127.0.0.1:{self.etcd_port}",
-            "--listen-peer-urls", f"http://127.0.0.1:{self.peer_port}",
-            "--initial-advertise-peer-urls", f"http://127.0.0.1:{self.peer_port}",
-            "--initial-cluster", f"e2e=http://127.0.0.1:{self.peer_port}",
-            "--unsafe-no-fsync",
-            "--log-level", "warn",
-        ], self.workdir / "etcd.log")
+        etcd = Proc(
+            "etcd",
+            [
+                str(self.bin_dir / "etcd"),
+                "--name",
+                "e2e",
+                "--data-dir",
+                str(self.workdir / "etcd"),
+                "--listen-client-urls",
+                f"http://127.0.0.1:{self.etcd_port}",
+                "--advertise-client-urls",
+                f"http://127.0.0.1:{self.etcd_port}",
+                "--listen-peer-urls",
+                f"http://127.0.0.1:{self.peer_port}",
+                "--initial-advertise-peer-urls",
+                f"http://127.0.0.1:{self.peer_port}",
+                "--initial-cluster",
+                f"e2e=http://127.0.0.1:{self.peer_port}",
+                "--unsafe-no-fsync",
+                "--log-level",
+                "warn",
+            ],
+            self.workdir / "etcd.log",
+        )
         self.procs.append(etcd)
         etcd.start()
         wait_until(lambda: self._etcd_healthy(etcd), 30, "etcd health")
 
         p = self.pki
-        apiserver = Proc("kube-apiserver", [
-            str(self.bin_dir / "kube-apiserver"),
-            "--etcd-servers", f"http://127.0.0.1:{self.etcd_port}",
-            "--bind-address", "127.0.0.1",
-            "--advertise-address", "127.0.0.1",
-            "--secure-port", str(self.port),
-            "--tls-cert-file", str(self._write("serving.crt", p.serving.cert)),
-            "--tls-private-key-file", str(self._write("serving.key", p.serving.key)),
-            "--client-ca-file", str(self._write("client-ca.crt", p.client_ca)),
-            "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
-            "--service-account-key-file", str(self._write("sa.pub", p.sa_pub)),
-            "--service-account-signing-key-file", str(self._write("sa.key", p.sa_key)),
-            "--service-cluster-ip-range", "10.0.0.0/24",
-            "--authorization-mode", "RBAC",
-            "--allow-privileged=true",
-            "--disable-admission-plugins", "ServiceAccount",
-            "--cert-dir", str(self.workdir / "apiserver-certs"),
-            "--v", "1",
-        ], self.workdir / "kube-apiserver.log")
+        apiserver = Proc(
+            "kube-apiserver",
+            [
+                str(self.bin_dir / "kube-apiserver"),
+                "--etcd-servers",
+                f"http://127.0.0.1:{self.etcd_port}",
+                "--bind-address",
+                "127.0.0.1",
+                "--advertise-address",
+                "127.0.0.1",
+                "--secure-port",
+                str(self.port),
+                "--tls-cert-file",
+                str(self._write("serving.crt", p.serving.cert)),
+                "--tls-private-key-file",
+                str(self._write("serving.key", p.serving.key)),
+                "--client-ca-file",
+                str(self._write("client-ca.crt", p.client_ca)),
+                "--service-account-issuer",
+                "https://kubernetes.default.svc.cluster.local",
+                "--service-account-key-file",
+                str(self._write("sa.pub", p.sa_pub)),
+                "--service-account-signing-key-file",
+                str(self._write("sa.key", p.sa_key)),
+                "--service-cluster-ip-range",
+                "10.0.0.0/24",
+                "--authorization-mode",
+                "RBAC",
+                "--allow-privileged=true",
+                "--disable-admission-plugins",
+                "ServiceAccount",
+                "--cert-dir",
+                str(self.workdir / "apiserver-certs"),
+                "--v",
+                "1",
+            ],
+            self.workdir / "kube-apiserver.log",
+        )
         self.procs.append(apiserver)
         apiserver.start()
         self._write_kubeconfig()
@@ -332,7 +387,9 @@ class ControlPlane:
         apiserver = next(proc for proc in self.procs if proc.name == "kube-apiserver")
         apiserver.stop()
         apiserver.start()
-        wait_until(lambda: self._ready(apiserver), timeout, "kube-apiserver /readyz after a restart", interval=0.25)
+        wait_until(
+            lambda: self._ready(apiserver), timeout, "kube-apiserver /readyz after a restart", interval=0.25
+        )
 
     def _etcd_healthy(self, proc: Proc) -> bool:
         if not proc.alive():
@@ -355,11 +412,18 @@ class ControlPlane:
         return ctx
 
     def raw(
-        self, method: str, path: str, body: Any = None, content_type: str = "application/json", timeout: float = 30
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float = 30,
     ) -> tuple[int, bytes]:
         """One admin request straight to the API server (status, body); HTTP errors are returned, not raised."""
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        req = urllib.request.Request(self.url + path, data=data, method=method, headers={"Content-Type": content_type})
+        req = urllib.request.Request(
+            self.url + path, data=data, method=method, headers={"Content-Type": content_type}
+        )
         try:
             with urllib.request.urlopen(req, context=self.ssl_context(), timeout=timeout) as resp:
                 return resp.status, resp.read()
@@ -369,12 +433,16 @@ class ControlPlane:
     def _write_kubeconfig(self) -> None:
         self._write("admin.crt", self.pki.admin.cert)
         self._write("admin.key", self.pki.admin.key)
-        self.kubeconfig.write_text(kubeconfig_yaml(
-            self.url, self.pki.serving_ca, user={
-                "client-certificate-data": base64.b64encode(self.pki.admin.cert).decode(),
-                "client-key-data": base64.b64encode(self.pki.admin.key).decode(),
-            },
-        ))
+        self.kubeconfig.write_text(
+            kubeconfig_yaml(
+                self.url,
+                self.pki.serving_ca,
+                user={
+                    "client-certificate-data": base64.b64encode(self.pki.admin.cert).decode(),
+                    "client-key-data": base64.b64encode(self.pki.admin.key).decode(),
+                },
+            )
+        )
         self.kubeconfig.chmod(0o600)
 
     def stop(self) -> None:
@@ -387,15 +455,24 @@ class ControlPlane:
 
 
 def kubeconfig_yaml(server: str, ca_pem: bytes, user: dict[str, str], name: str = "e2e") -> str:
-    return yaml.safe_dump({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": name, "cluster": {
-            "server": server, "certificate-authority-data": base64.b64encode(ca_pem).decode()}}],
-        "users": [{"name": name, "user": user}],
-        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
-        "current-context": name,
-    })
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": name,
+                    "cluster": {
+                        "server": server,
+                        "certificate-authority-data": base64.b64encode(ca_pem).decode(),
+                    },
+                }
+            ],
+            "users": [{"name": name, "user": user}],
+            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+            "current-context": name,
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -415,15 +492,24 @@ class Kubectl:
     exe: Path
     kubeconfig: Path
 
-    def __call__(self, *args: str, input: str | bytes | None = None, check: bool = True, timeout: float = 120) -> Result:
+    def __call__(
+        self, *args: str, input: str | bytes | None = None, check: bool = True, timeout: float = 120
+    ) -> Result:
         data = input.encode() if isinstance(input, str) else input
         proc = subprocess.run(
             [str(self.exe), "--kubeconfig", str(self.kubeconfig), *args],
-            input=data, capture_output=True, timeout=timeout, check=False,
+            input=data,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
         )
-        result = Result(proc.returncode, proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace"))
+        result = Result(
+            proc.returncode, proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
+        )
         if check and proc.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{result.stderr}{result.stdout}")
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{result.stderr}{result.stdout}"
+            )
         return result
 
     def apply(self, obj: dict[str, Any] | list[dict[str, Any]], *extra: str, check: bool = True) -> Result:

@@ -71,8 +71,9 @@ class FakeKube:
         if tls is not None:
             # The handshake happens in each handler's thread, so a client refusing the certificate
             # stops neither the accept loop nor the other connections.
-            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True,
-                                                 do_handshake_on_connect=False)
+            self._httpd.socket = tls.wrap_socket(
+                self._httpd.socket, server_side=True, do_handshake_on_connect=False
+            )
             self._tls = True
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fakekube", daemon=True)

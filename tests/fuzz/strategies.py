@@ -18,11 +18,45 @@ JSON = Any
 
 # Values the rules look at: framework names, component types, quantities, versions, images.
 WORDS = (
-    "", "main", "vllm", "sglang", "trtllm", "frontend", "worker", "planner", "prefill", "decode", "epp",
-    "1", "0", "-1", "1Gi", "100Mi", "0.5", "2", "nvidia.com/gpu", "gpu", "cpu", "memory", "Always",
-    "1.0.0", "0.7.0", "v1alpha1", "v1beta1", "nvidia.com/v1alpha1", "nvidia.com/v1beta1",
-    "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:latest",
-    "grove", "component", "intraPod", "interPod", "Exact", "Auto", "true", "false",
+    "",
+    "main",
+    "vllm",
+    "sglang",
+    "trtllm",
+    "frontend",
+    "worker",
+    "planner",
+    "prefill",
+    "decode",
+    "epp",
+    "1",
+    "0",
+    "-1",
+    "1Gi",
+    "100Mi",
+    "0.5",
+    "2",
+    "nvidia.com/gpu",
+    "gpu",
+    "cpu",
+    "memory",
+    "Always",
+    "1.0.0",
+    "0.7.0",
+    "v1alpha1",
+    "v1beta1",
+    "nvidia.com/v1alpha1",
+    "nvidia.com/v1beta1",
+    "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0",
+    "nvcr.io/nvidia/ai-dynamo/vllm-runtime:latest",
+    "grove",
+    "component",
+    "intraPod",
+    "interPod",
+    "Exact",
+    "Auto",
+    "true",
+    "false",
 )
 
 leaf: st.SearchStrategy[JSON] = st.one_of(
@@ -65,12 +99,17 @@ def seeds() -> tuple[dict[str, Any], ...]:
     for path in sorted((ROOT / "tests/fixtures/conversion").glob("*.jsonl")):
         for row in _jsonl(path):
             found += [v for v in row.values() if isinstance(v, dict) and "apiVersion" in v and "kind" in v]
-    found.append({
-        "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoCheckpoint",
-        "metadata": {"name": "ckpt", "namespace": "default"},
-        "spec": {"identity": {"model": "Qwen/Qwen3-0.6B", "backendFramework": "vllm"},
-                 "job": {"podTemplateSpec": {"spec": {"containers": [{"name": "main", "image": "x:1"}]}}}},
-    })
+    found.append(
+        {
+            "apiVersion": "nvidia.com/v1alpha1",
+            "kind": "DynamoCheckpoint",
+            "metadata": {"name": "ckpt", "namespace": "default"},
+            "spec": {
+                "identity": {"model": "Qwen/Qwen3-0.6B", "backendFramework": "vllm"},
+                "job": {"podTemplateSpec": {"spec": {"containers": [{"name": "main", "image": "x:1"}]}}},
+            },
+        }
+    )
     unique: dict[str, dict[str, Any]] = {}
     for obj in found:
         if isinstance(obj, dict) and isinstance(obj.get("kind"), str) and obj.get("apiVersion"):
@@ -155,7 +194,10 @@ def object_pairs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
 USERS = (
     {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
     {"username": "system:serviceaccount:dynamo-system:dynamo-operator", "groups": ["system:serviceaccounts"]},
-    {"username": "system:serviceaccount:default:planner-serviceaccount", "groups": ["system:serviceaccounts"]},
+    {
+        "username": "system:serviceaccount:default:planner-serviceaccount",
+        "groups": ["system:serviceaccounts"],
+    },
 )
 
 
@@ -165,7 +207,11 @@ def gvk_of(obj: Any) -> dict[str, Any]:
     if not isinstance(api_version, str):
         api_version = "nvidia.com/v1beta1"
     group, _, version = api_version.rpartition("/")
-    return {"group": group, "version": version or "v1beta1", "kind": kind if isinstance(kind, str) else "Unknown"}
+    return {
+        "group": group,
+        "version": version or "v1beta1",
+        "kind": kind if isinstance(kind, str) else "Unknown",
+    }
 
 
 @st.composite

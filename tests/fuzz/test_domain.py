@@ -23,10 +23,13 @@ from tests.fuzz.strategies import admission_reviews, dynamo_objects
 
 GATES = st.builds(
     lambda grove, checkpoint, gpu: AdmissionContext(
-        settings=Settings(feature_grove=grove, feature_checkpoint=checkpoint,
-                          feature_gpu_discovery=gpu).admission_settings()
+        settings=Settings(
+            feature_grove=grove, feature_checkpoint=checkpoint, feature_gpu_discovery=gpu
+        ).admission_settings()
     ),
-    st.booleans(), st.booleans(), st.booleans(),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
 )
 
 

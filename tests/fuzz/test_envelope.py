@@ -49,7 +49,9 @@ def broken_envelopes(draw: st.DrawFn) -> Any:
     return review
 
 
-@given(st.one_of(json_values, broken_envelopes(), admission_reviews()), st.sampled_from(("validate", "mutate")))
+@given(
+    st.one_of(json_values, broken_envelopes(), admission_reviews()), st.sampled_from(("validate", "mutate"))
+)
 def test_any_document_is_rejected_or_answered(doc: Any, review_type: str) -> None:
     original = copy.deepcopy(doc)
     # The envelope reader raises only its own two errors.
@@ -71,7 +73,9 @@ def conversion_reviews(draw: st.DrawFn) -> Any:
         "kind": "ConversionReview",
         "request": {
             "uid": "c-1",
-            "desiredAPIVersion": draw(st.sampled_from(("nvidia.com/v1alpha1", "nvidia.com/v1beta1", "v1", ""))),
+            "desiredAPIVersion": draw(
+                st.sampled_from(("nvidia.com/v1alpha1", "nvidia.com/v1beta1", "v1", ""))
+            ),
             "objects": objects,
         },
     }

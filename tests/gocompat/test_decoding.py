@@ -69,9 +69,15 @@ def test_compiled_decoder_keeps_go_decoding_rules() -> None:
         ({"ratio": "1"}, "json: cannot unmarshal string into Go struct field ratio of type float64"),
         ({"inner": []}, "json: cannot unmarshal array into Go struct field inner of type struct"),
         # Quantity.UnmarshalJSON's own error, returned without the field's path.
-        ({"inner": {"size": "x"}}, "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+        (
+            {"inner": {"size": "x"}},
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
         ({"inner": {"size": "1K"}}, "unable to parse quantity's suffix"),
-        ({"inner": {"size": True}}, "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+        (
+            {"inner": {"size": True}},
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
         ({"items": [{"flag": 1}]}, "json: cannot unmarshal number into Go struct field flag of type bool"),
         ({"byName": {"a": 1}}, "json: cannot unmarshal number into Go struct field byName of type string"),
         (

@@ -47,7 +47,9 @@ def test_go_json_text_writes_exponents_as_go_and_keeps_strings() -> None:
     assert go_json_text('{"1e5":"2E8","x":"\u0663e1"}') == '{"1e5":"2E8","x":"\u0663e1"}'
 
 
-_SCREENED = st.text(alphabet=st.sampled_from(list("0123456789eE.-+\"<>&ab \u2028\u2029\u0663\ud800\U0001f600")))
+_SCREENED = st.text(
+    alphabet=st.sampled_from(list('0123456789eE.-+"<>&ab \u2028\u2029\u0663\ud800\U0001f600'))
+)
 
 
 @given(_SCREENED)
@@ -58,12 +60,17 @@ def test_go_json_text_screens_as_the_expressions_they_stand_for(text: str) -> No
     assert gotext._needs_escapes(text) is (gotext._JSON_ESCAPED.search(text) is not None)
 
 
-@given(st.recursive(
-    st.none() | st.booleans() | st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**63), 2**63 - 1)
-    | st.text(alphabet=st.sampled_from(list("09eE<>&\u2028\u0663a\""))),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
-    max_leaves=12,
-))
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.integers(-(2**63), 2**63 - 1)
+        | st.text(alphabet=st.sampled_from(list('09eE<>&\u2028\u0663a"'))),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+        max_leaves=12,
+    )
+)
 def test_go_json_text_of_any_json_is_that_of_the_full_scans(value: object) -> None:
     # What the screens let through is what the unscreened rewrite writes.
     text = orjson.dumps(value).decode()
@@ -78,7 +85,9 @@ def test_go_json_text_of_any_json_is_that_of_the_full_scans(value: object) -> No
 TEXT_CORPUS = [
     json.loads(line)
     # split at "\n" only: the strings hold other characters str.splitlines() takes for line ends
-    for line in (Path(__file__).resolve().parent.parent / "fixtures" / "gotext" / "text.jsonl").read_text().split("\n")
+    for line in (Path(__file__).resolve().parent.parent / "fixtures" / "gotext" / "text.jsonl")
+    .read_text()
+    .split("\n")
     if line
 ]
 
@@ -95,7 +104,9 @@ def test_strings_as_go_quotes_and_marshals_them() -> None:
     wrong_quote = [(c["raw"], c["quote"], go_quote(s)) for c, s in strings if go_quote(s) != c["quote"]]
     assert all(_newer_unicode(json.loads(raw)) for raw, _, _ in wrong_quote) and len(wrong_quote) < 20
     wrong_json = [
-        (c["raw"], c["json"], got) for c, s in strings if (got := go_json_text(orjson.dumps(s).decode())) != c["json"]
+        (c["raw"], c["json"], got)
+        for c, s in strings
+        if (got := go_json_text(orjson.dumps(s).decode())) != c["json"]
     ]
     assert wrong_json == []
 

@@ -16,8 +16,13 @@ EPP = "*gie/apix/config/v1alpha1.EndpointPickerConfig"
 
 def test_epp_plugins_carry_their_zero_values() -> None:
     config = {
-        "plugins": [{"type": "disagg-profile-handler"}, {"name": "f", "type": "label-filter", "parameters": {"b": 1, "a": 2}}],
-        "schedulingProfiles": [{"name": "decode", "plugins": [{"pluginRef": "f"}, {"pluginRef": "f", "weight": 1}]}],
+        "plugins": [
+            {"type": "disagg-profile-handler"},
+            {"name": "f", "type": "label-filter", "parameters": {"b": 1, "a": 2}},
+        ],
+        "schedulingProfiles": [
+            {"name": "decode", "plugins": [{"pluginRef": "f"}, {"pluginRef": "f", "weight": 1}]}
+        ],
     }
     assert marshal(EPP, config) == {
         "plugins": [
@@ -25,7 +30,10 @@ def test_epp_plugins_carry_their_zero_values() -> None:
             {"name": "f", "type": "label-filter", "parameters": {"b": 1, "a": 2}},
         ],
         "schedulingProfiles": [
-            {"name": "decode", "plugins": [{"pluginRef": "f", "weight": None}, {"pluginRef": "f", "weight": 1}]}
+            {
+                "name": "decode",
+                "plugins": [{"pluginRef": "f", "weight": None}, {"pluginRef": "f", "weight": 1}],
+            }
         ],
     }
 
@@ -35,8 +43,14 @@ def test_an_empty_pod_template_gets_its_spec() -> None:
 
 
 def test_quantities_are_canonical_and_empty_structs_left_out() -> None:
-    template = {"spec": {"containers": [{"name": "m", "resources": {"limits": {"memory": 0, "cpu": "1.5", "x": "1.5Gi"}}},
-                                        {"name": "n"}]}}
+    template = {
+        "spec": {
+            "containers": [
+                {"name": "m", "resources": {"limits": {"memory": 0, "cpu": "1.5", "x": "1.5Gi"}}},
+                {"name": "n"},
+            ]
+        }
+    }
     assert marshal("*core/v1.PodTemplateSpec", template) == {
         "spec": {
             "containers": [

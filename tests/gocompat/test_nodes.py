@@ -23,5 +23,3 @@ def test_every_type_a_table_names_is_defined(table: Any) -> None:
 def test_the_grove_table_does_not_repeat_the_core_table() -> None:
     assert not set(tables_grove.STRUCTS) & set(tables_core.STRUCTS)
     assert not set(tables_grove.NAMED) & set(tables_core.NAMED)
-
-

@@ -298,4 +298,9 @@ def test_the_values_whose_text_is_not_seen_are_numbers_and_escaped_strings() -> 
     unseen = [c["raw"] for c in QUANTITY_CORPUS if not _seen(c["raw"])]
     assert 0 < len(unseen) < 20
     assert all(raw[0] != '"' or "\\" in raw for raw in unseen)
-    assert sum(1 for c in QUANTITY_CORPUS if c["quantity"].startswith("error: unable to parse quantity's suffix")) > 50
+    assert (
+        sum(
+            1 for c in QUANTITY_CORPUS if c["quantity"].startswith("error: unable to parse quantity's suffix")
+        )
+        > 50
+    )

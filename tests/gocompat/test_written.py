@@ -85,7 +85,9 @@ def _answers_agree(obj: dict[str, Any], kind: str, monkeypatch: pytest.MonkeyPat
     assert orjson.dumps(skipped) == orjson.dumps(full)
 
 
-def test_the_fixtures_answer_alike_and_their_go_writing_is_vouched_for(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fixtures_answer_alike_and_their_go_writing_is_vouched_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     vouched = 0
     for kind, spec, written in SPECS:
         for value in (spec, written):
@@ -159,8 +161,21 @@ EDITS: dict[str, Callable[[Any, Any], Any]] = {
 
 QUANTITY_MEMBERS = ["sharedMemorySize", "size", "limits", "requests", "overhead"]
 # Canonical and not: Go writes 1.5Gi as 1536Mi, 1 as "1", 1000m as 1, 0.5 as 500m.
-QUANTITIES: list[Any] = ["1536Mi", "1.5Gi", "1Gi", "1024Mi", 1, "1", "1000m", "500m", "0.5", "0", {"cpu": "1"},
-                         {"cpu": "1000m", "memory": "1Gi"}, {"nvidia.com/gpu": 1}]
+QUANTITIES: list[Any] = [
+    "1536Mi",
+    "1.5Gi",
+    "1Gi",
+    "1024Mi",
+    1,
+    "1",
+    "1000m",
+    "500m",
+    "0.5",
+    "0",
+    {"cpu": "1"},
+    {"cpu": "1000m", "memory": "1Gi"},
+    {"nvidia.com/gpu": 1},
+]
 
 
 def _edit(spec: Any, draw: Any) -> Any:
@@ -169,11 +184,17 @@ def _edit(spec: Any, draw: Any) -> Any:
     for _ in range(draw(st.integers(1, 2))):
         paths = _paths(out, [], [])
         path = draw(st.sampled_from(paths))
-        how = draw(st.sampled_from(["drop", "unknown", "fold", "reorder", "quantities", "quantities", *EDITS]))
+        how = draw(
+            st.sampled_from(["drop", "unknown", "fold", "reorder", "quantities", "quantities", *EDITS])
+        )
         target = _at(out, path)
         if how == "quantities":
             # the quantity members of the spec, a component, a volume, a DGDR's resources
-            near = [p for p in paths if (not p or (len(p) == 2 and isinstance(p[1], int))) and isinstance(_at(out, p), dict)]
+            near = [
+                p
+                for p in paths
+                if (not p or (len(p) == 2 and isinstance(p[1], int))) and isinstance(_at(out, p), dict)
+            ]
             target = _at(out, draw(st.sampled_from(near)))
             target[draw(st.sampled_from(QUANTITY_MEMBERS))] = draw(st.sampled_from(QUANTITIES))
             continue
@@ -205,7 +226,9 @@ def _edit(spec: Any, draw: Any) -> Any:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
-def test_a_spec_just_off_go_s_writing_answers_as_the_full_path(monkeypatch: pytest.MonkeyPatch, data: Any) -> None:
+def test_a_spec_just_off_go_s_writing_answers_as_the_full_path(
+    monkeypatch: pytest.MonkeyPatch, data: Any
+) -> None:
     kind, spec, written = data.draw(st.sampled_from(SPECS))
     edited = _edit(data.draw(st.sampled_from([spec, written])), data.draw)
     obj = {"apiVersion": payloads.BETA, "kind": kind, "metadata": {"name": "a"}, "spec": edited}
@@ -216,7 +239,9 @@ def test_a_spec_just_off_go_s_writing_answers_as_the_full_path(monkeypatch: pyte
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
-def test_a_quantity_spelled_otherwise_answers_as_the_full_path(monkeypatch: pytest.MonkeyPatch, data: Any) -> None:
+def test_a_quantity_spelled_otherwise_answers_as_the_full_path(
+    monkeypatch: pytest.MonkeyPatch, data: Any
+) -> None:
     kind, spec, written = data.draw(st.sampled_from([s for s in SPECS if s[0] == "DynamoGraphDeployment"]))
     value = copy.deepcopy(data.draw(st.sampled_from([spec, written])))
     target = data.draw(st.sampled_from([c for c in value.get("components") or [{}] if isinstance(c, dict)]))
@@ -229,7 +254,9 @@ def test_a_quantity_spelled_otherwise_answers_as_the_full_path(monkeypatch: pyte
 def test_the_mutate_answer_is_the_full_path_s(monkeypatch: pytest.MonkeyPatch, data: Any) -> None:
     review = payloads.dgd_migrated_create()
     obj = review["request"]["object"]
-    obj["spec"] = _edit(data.draw(st.sampled_from([obj["spec"], rewritten(obj["spec"], DGD_SPEC)])), data.draw)
+    obj["spec"] = _edit(
+        data.draw(st.sampled_from([obj["spec"], rewritten(obj["spec"], DGD_SPEC)])), data.draw
+    )
     ctx = AdmissionContext()
     skipped = review_admission(copy.deepcopy(review), "mutate", ctx).body
     with monkeypatch.context() as m:

@@ -54,9 +54,16 @@ def test_the_fixtures_hold_every_kind_of_review() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c["case"] for c in CASES])
 def test_the_service_answers_as_the_operator(case: dict[str, Any]) -> None:
     name = case["case"].split("-", 1)[1]
-    response = CLIENT.post(case["path"], content=json.dumps(case["review"]), headers={"Content-Type": "application/json"})
+    response = CLIENT.post(
+        case["path"], content=json.dumps(case["review"]), headers={"Content-Type": "application/json"}
+    )
     if response.status_code != 200:
-        ours: dict[str, Any] = {"httpStatus": response.status_code, "body": response.text.split("\n")[0][:300]}
+        ours: dict[str, Any] = {
+            "httpStatus": response.status_code,
+            "body": response.text.split("\n")[0][:300],
+        }
     else:
         ours = response.json()["response"]
-    assert first_difference(view(name, case["review"], case["answer"]), view(name, case["review"], ours)) is None
+    assert (
+        first_difference(view(name, case["review"], case["answer"]), view(name, case["review"], ours)) is None
+    )

@@ -21,7 +21,9 @@ def test_a_field_error_with_a_printable_value_is_kept_whole() -> None:
 
 
 def test_a_value_go_prints_as_a_struct_is_left_out() -> None:
-    message = 'Invalid value: v1beta1.MultinodeSpec{NodeCount:2, Leader:(*v1beta1.Role)(0xc0001)}: cannot change'
+    message = (
+        "Invalid value: v1beta1.MultinodeSpec{NodeCount:2, Leader:(*v1beta1.Role)(0xc0001)}: cannot change"
+    )
     assert split_cause("spec.components[0].multinode", message) == [
         "spec.components[0].multinode: Invalid value",
         "cannot change",
@@ -41,7 +43,11 @@ def test_a_denial_keeps_its_first_three_field_errors() -> None:
 def test_patch_members_leave_out_status_structures_and_the_origin_version() -> None:
     patch: list[dict[str, Any]] = [
         {"op": "add", "path": "/status", "value": {"state": ""}},
-        {"op": "add", "path": "/metadata/annotations/nvidia.com~1dynamo-operator-origin-version", "value": "1.1.0"},
+        {
+            "op": "add",
+            "path": "/metadata/annotations/nvidia.com~1dynamo-operator-origin-version",
+            "value": "1.1.0",
+        },
         {"op": "add", "path": "/metadata/annotations/nvidia.com~1workload-provider", "value": "component"},
         {"op": "add", "path": "/spec/x/resources", "value": {}},
         {"op": "remove", "path": "/spec/y"},

@@ -27,8 +27,13 @@ ROOT = Path(__file__).resolve().parents[2]
 CRD_DIR = ROOT / "tests" / "fixtures" / "crds"
 GIT_DIRS = ("DYNAMO_WEBHOOK_OPERATOR_GIT", "DYNAMO_WEBHOOK_GROVE_GIT", "DYNAMO_WEBHOOK_SNAPSHOT_GIT")
 #: Modules the handlers' build compiles (a few of many: a cache holding them was filled by a build)
-BUILD_MODULES = ("k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "sigs.k8s.io/controller-runtime",
-                 "sigs.k8s.io/gateway-api-inference-extension")
+BUILD_MODULES = (
+    "k8s.io/api",
+    "k8s.io/apimachinery",
+    "k8s.io/client-go",
+    "sigs.k8s.io/controller-runtime",
+    "sigs.k8s.io/gateway-api-inference-extension",
+)
 DGD_CRD = "deploy/operator/config/crd/bases/nvidia.com_dynamographdeployments.yaml"
 DGD_RULES = "deploy/operator/internal/webhook/validation/dynamographdeployment.go"
 DGDSA_CONVERSION = "deploy/operator/api/v1alpha1/dynamographdeploymentscalingadapter_conversion.go"
@@ -56,14 +61,22 @@ def test_the_declarations_match_the_pinned_crds_and_see_a_new_field() -> None:
     pinned = crds.load(CRD_DIR)
     assert declarations.mismatches(pinned) == []
     moved = copy.deepcopy(pinned)
-    component = moved["DynamoGraphDeployment"]["v1beta1"]["properties"]["spec"]["properties"]["components"]["items"]
+    component = moved["DynamoGraphDeployment"]["v1beta1"]["properties"]["spec"]["properties"]["components"][
+        "items"
+    ]
     component["properties"]["knob"] = {"type": "string"}
     del moved["DynamoGraphDeploymentRequest"]["v1beta1"]["properties"]["spec"]["properties"]["image"]
     assert declarations.mismatches(moved) == [
-        declarations.Mismatch("conversion/v1alpha1/component/schemas.py BETA_SHARED",
-                              "DynamoGraphDeployment v1beta1 spec.components[].knob", "in the CRD, not declared"),
-        declarations.Mismatch("conversion/v1alpha1/dgdr/types.py BETA_SPEC",
-                              "DynamoGraphDeploymentRequest v1beta1 spec.image", "declared, not in the CRD"),
+        declarations.Mismatch(
+            "conversion/v1alpha1/component/schemas.py BETA_SHARED",
+            "DynamoGraphDeployment v1beta1 spec.components[].knob",
+            "in the CRD, not declared",
+        ),
+        declarations.Mismatch(
+            "conversion/v1alpha1/dgdr/types.py BETA_SPEC",
+            "DynamoGraphDeploymentRequest v1beta1 spec.image",
+            "declared, not in the CRD",
+        ),
     ]
 
 
@@ -86,8 +99,15 @@ def test_changed_vectors_are_grouped_by_webhook_and_message() -> None:
 
 def test_changed_conversions_are_grouped_by_path_and_field() -> None:
     src = {"kind": "DynamoModel", "apiVersion": "nvidia.com/v1alpha1"}
-    old = {"c": {"name": "c", "input": src, "desiredAPIVersion": "nvidia.com/v1beta1",
-                 "expected": {"spec": {"l": [{"a": 1}]}}, "roundtrip": True}}
+    old = {
+        "c": {
+            "name": "c",
+            "input": src,
+            "desiredAPIVersion": "nvidia.com/v1beta1",
+            "expected": {"spec": {"l": [{"a": 1}]}},
+            "roundtrip": True,
+        }
+    }
     new = {"c": {**old["c"], "expected": {"spec": {"l": [{"a": 2}]}}, "roundtrip": False}}
     groups = vectors.conversion_changes(old, new)
     assert {k: dict(v) for k, v in groups.items()} == {
@@ -110,7 +130,9 @@ def test_nothing_changed_is_an_empty_report() -> None:
 def _module_cache() -> Path | None:
     if shutil.which("go") is None:
         return None
-    out = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=False).stdout.strip()
+    out = subprocess.run(
+        ["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=False
+    ).stdout.strip()
     return Path(out) if out else None
 
 
@@ -126,15 +148,24 @@ def _why_not_real() -> str | None:
     if cache is None:
         return "no go tool on PATH"
     operator = os.environ["DYNAMO_WEBHOOK_OPERATOR_GIT"]
-    gomod = subprocess.run(["git", "-C", operator, "show", f"{OPERATOR_COMMIT}:deploy/operator/go.mod"],
-                           capture_output=True, text=True, check=False)
+    gomod = subprocess.run(
+        ["git", "-C", operator, "show", f"{OPERATOR_COMMIT}:deploy/operator/go.mod"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if gomod.returncode != 0:
         return f"{operator} does not hold the pinned commit {OPERATOR_COMMIT}"
     required = dict(re.findall(r"^\s+(\S+) (v\S+)", gomod.stdout, re.MULTILINE))
-    absent = [f"{m}@{required.get(m)}" for m in BUILD_MODULES
-              if not (cache / "cache" / "download" / _escaped(m) / "@v" / f"{required.get(m)}.zip").is_file()]
+    absent = [
+        f"{m}@{required.get(m)}"
+        for m in BUILD_MODULES
+        if not (cache / "cache" / "download" / _escaped(m) / "@v" / f"{required.get(m)}.zip").is_file()
+    ]
     if absent:
-        return f"the operator's Go modules are not in the module cache ({len(absent)} missing, e.g. {absent[0]})"
+        return (
+            f"the operator's Go modules are not in the module cache ({len(absent)} missing, e.g. {absent[0]})"
+        )
     return None
 
 
@@ -161,10 +192,26 @@ def _scratch_tree(where: Path) -> Path:
 def _repin(tree: Path, operator: str, commit: str, work: Path) -> str:
     out = work / "report.md"
     subprocess.run(
-        [sys.executable, "-m", "tools.repin", operator, "--commit", commit, "--tree", str(tree), "--work", str(work),
-         "--report", str(out), "--grove", os.environ["DYNAMO_WEBHOOK_GROVE_GIT"],
-         "--snapshot", os.environ["DYNAMO_WEBHOOK_SNAPSHOT_GIT"]],
-        cwd=ROOT, check=True,
+        [
+            sys.executable,
+            "-m",
+            "tools.repin",
+            operator,
+            "--commit",
+            commit,
+            "--tree",
+            str(tree),
+            "--work",
+            str(work),
+            "--report",
+            str(out),
+            "--grove",
+            os.environ["DYNAMO_WEBHOOK_GROVE_GIT"],
+            "--snapshot",
+            os.environ["DYNAMO_WEBHOOK_SNAPSHOT_GIT"],
+        ],
+        cwd=ROOT,
+        check=True,
     )
     return out.read_text()
 
@@ -174,7 +221,9 @@ def test_at_the_pinned_commit_nothing_changes(tmp_path: Path) -> None:
     tree = _scratch_tree(tmp_path)
     text = _repin(tree, os.environ["DYNAMO_WEBHOOK_OPERATOR_GIT"], OPERATOR_COMMIT, tmp_path / "work")
     assert text == ""
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=tree, capture_output=True, text=True, check=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=tree, capture_output=True, text=True, check=True
+    )
     assert status.stdout == ""
 
 
@@ -182,13 +231,16 @@ def _altered_operator(where: Path) -> tuple[str, str]:
     """A repository sharing the operator's objects, with one commit on top of the pinned one: a
     validation message altered, a CRD field added, a conversion changed. (path, commit)"""
     repo = where / "operator.git"
-    subprocess.run(["git", "clone", "-q", "--bare", "--shared", os.environ["DYNAMO_WEBHOOK_OPERATOR_GIT"], str(repo)],
-                   check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", "--shared", os.environ["DYNAMO_WEBHOOK_OPERATOR_GIT"], str(repo)],
+        check=True,
+    )
     env = {**os.environ, "GIT_INDEX_FILE": str(where / "index")}
 
     def git(*args: str, data: str | None = None) -> str:
-        return subprocess.run(["git", "-C", str(repo), *args], input=data, capture_output=True, text=True,
-                              env=env, check=True).stdout
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], input=data, capture_output=True, text=True, env=env, check=True
+        ).stdout
 
     def edit(path: str, change: Any) -> None:
         text = git("show", f"{OPERATOR_COMMIT}:{path}")
@@ -198,9 +250,16 @@ def _altered_operator(where: Path) -> tuple[str, str]:
         git("update-index", "--cacheinfo", f"100644,{blob},{path}")
 
     git("read-tree", OPERATOR_COMMIT)
-    edit(DGD_RULES, lambda t: t.replace('"must have at least one component"', '"needs one component or more"'))
-    edit(DGDSA_CONVERSION, lambda t: t.replace("ComponentName: src.Spec.DGDRef.ServiceName,",
-                                               'ComponentName: "renamed-" + src.Spec.DGDRef.ServiceName,'))
+    edit(
+        DGD_RULES, lambda t: t.replace('"must have at least one component"', '"needs one component or more"')
+    )
+    edit(
+        DGDSA_CONVERSION,
+        lambda t: t.replace(
+            "ComponentName: src.Spec.DGDRef.ServiceName,",
+            'ComponentName: "renamed-" + src.Spec.DGDRef.ServiceName,',
+        ),
+    )
 
     def add_field(text: str) -> str:
         crd = yaml.safe_load(text)
@@ -223,14 +282,19 @@ def test_a_changed_operator_is_named_in_the_report(tmp_path: Path) -> None:
     assert "### DynamoGraphDeployment v1beta1\n\n- added `spec.warmPool`: string" in text
     # the rule message, under its webhook
     validating = text.split("### validating webhook, DynamoGraphDeployment\n")[1].split("###")[0]
-    assert 'message no longer given: "spec.components: Required value: must have at least one component"' in validating
+    assert (
+        'message no longer given: "spec.components: Required value: must have at least one component"'
+        in validating
+    )
     assert 'message now given: "spec.components: Required value: needs one component or more"' in validating
     # the conversion, under its path
     path = "### conversion DynamoGraphDeploymentScalingAdapter nvidia.com/v1alpha1 -> nvidia.com/v1beta1\n"
     assert "- field spec.dgdRef.componentName" in text.split(path)[1].split("###")[0]
     # the declarations that no longer match
-    assert "- conversion/v1alpha1/dgd.py BETA_SPEC: `DynamoGraphDeployment v1beta1 spec.warmPool` in the CRD, " \
-           "not declared" in text
+    assert (
+        "- conversion/v1alpha1/dgd.py BETA_SPEC: `DynamoGraphDeployment v1beta1 spec.warmPool` in the CRD, "
+        "not declared" in text
+    )
     assert (tree / "app/cli/version.py").read_text().count(f'OPERATOR_COMMIT = "{commit[:12]}"') == 1
 
 
@@ -240,8 +304,20 @@ def test_bad_input_gets_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main([str(tmp_path / "none"), "--grove", str(tmp_path), "--snapshot", str(tmp_path)]) == 1
     assert capsys.readouterr().err == f"repin: OPERATOR_REPO: no directory {tmp_path / 'none'}\n"
     subprocess.run(["git", "init", "-q", str(tmp_path / "op")], check=True)
-    assert main([str(tmp_path / "op"), "--commit", "deadbeef", "--grove", str(tmp_path),
-                 "--snapshot", str(tmp_path)]) == 1
+    assert (
+        main(
+            [
+                str(tmp_path / "op"),
+                "--commit",
+                "deadbeef",
+                "--grove",
+                str(tmp_path),
+                "--snapshot",
+                str(tmp_path),
+            ]
+        )
+        == 1
+    )
     assert capsys.readouterr().err == f"repin: no commit deadbeef in {tmp_path / 'op'}\n"
 
 
@@ -261,7 +337,9 @@ def test_the_commit_is_written_in_one_place_and_old_mentions_are_listed(tmp_path
     assert naming_old_commit(tmp_path, OPERATOR_COMMIT, OPERATOR_COMMIT) == []
 
 
-def test_a_refused_generate_leaves_the_tree_as_it_was(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_refused_generate_leaves_the_tree_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tools.repin.main import main
 
     tree = tmp_path / "tree"
@@ -272,14 +350,45 @@ def test_a_refused_generate_leaves_the_tree_as_it_was(tmp_path: Path, capsys: py
     (tree / "tools/opdiff/prepare").write_text('#!/bin/sh\nmkdir -p "$4/operator"\n')
     (tree / "tools/opdiff/prepare").chmod(0o755)
     (tree / "scripts").mkdir()
-    (tree / "scripts/generate.py").write_text("import sys\nsys.exit('scripts/gen_gotypes.py pins k8s.io/api v0')\n")
+    (tree / "scripts/generate.py").write_text(
+        "import sys\nsys.exit('scripts/gen_gotypes.py pins k8s.io/api v0')\n"
+    )
     operator = tmp_path / "op"
     subprocess.run(["git", "init", "-q", str(operator)], check=True)
-    subprocess.run(["git", "-C", str(operator), "-c", "user.email=t@example.com", "-c", "user.name=t",
-                    "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(operator),
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+        check=True,
+    )
     before = (tree / "app/cli/version.py").read_text()
-    assert main([str(operator), "--tree", str(tree), "--work", str(tmp_path / "work"),
-                 "--grove", str(tmp_path), "--snapshot", str(tmp_path)]) == 1
+    assert (
+        main(
+            [
+                str(operator),
+                "--tree",
+                str(tree),
+                "--work",
+                str(tmp_path / "work"),
+                "--grove",
+                str(tmp_path),
+                "--snapshot",
+                str(tmp_path),
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err.splitlines()[-1]
     assert err == "repin: scripts/generate failed (exit 1): scripts/gen_gotypes.py pins k8s.io/api v0"
     assert (tree / "app/cli/version.py").read_text() == before

@@ -306,7 +306,9 @@ def test_the_rules_read_a_v1alpha1_object_converted_without_its_managed_fields()
     from validation.alpha import to_hub
 
     obj = adgd({"w": svc(dynamoNamespace="x")})
-    obj["metadata"]["managedFields"] = [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
+    obj["metadata"]["managedFields"] = [
+        {"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}
+    ]
     sent = copy.deepcopy(obj)
     hub = to_hub(obj, CONVERTER)
     assert obj == sent  # the request's object is not touched

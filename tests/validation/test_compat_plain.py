@@ -63,7 +63,14 @@ def _answers(hub: J, spec_decodes: bool) -> list[Decision]:
             else:
                 out.append(
                     dgd.validate_hub(
-                        operation, new, old, ctx, rv_source, "kubernetes-admin", "n", spec_decodes=spec_decodes
+                        operation,
+                        new,
+                        old,
+                        ctx,
+                        rv_source,
+                        "kubernetes-admin",
+                        "n",
+                        spec_decodes=spec_decodes,
                     )
                 )
     return out
@@ -203,11 +210,15 @@ def _edited(draw: st.DrawFn) -> J:
         edit = draw(st.sampled_from(["member", "null-service", "pvcs", "envelope", "status", "hub", "twin"]))
         entries = _entries(doc, kind)
         if edit == "member" and entries:
-            draw(st.sampled_from(entries))[draw(st.sampled_from(_SAVED_KEYS))] = draw(st.sampled_from(_SAVED_VALUES))
+            draw(st.sampled_from(entries))[draw(st.sampled_from(_SAVED_KEYS))] = draw(
+                st.sampled_from(_SAVED_VALUES)
+            )
         elif edit == "null-service" and kind == DGD and isinstance(doc.get("spec"), dict):
             doc["spec"].setdefault("services", {})[draw(st.sampled_from(["gone", "Frontend"]))] = None
         elif edit == "pvcs" and kind == DGD and isinstance(doc.get("spec"), dict):
-            doc["spec"][draw(st.sampled_from(["pvcs", "PVCs"]))] = draw(st.sampled_from([None, [], [{"name": "p"}], "x"]))
+            doc["spec"][draw(st.sampled_from(["pvcs", "PVCs"]))] = draw(
+                st.sampled_from([None, [], [{"name": "p"}], "x"])
+            )
         elif edit == "envelope":
             form = draw(st.sampled_from(["bare", "Spec", "version", "null", "list", "broken"]))
             spec = doc.get("spec")
@@ -272,7 +283,14 @@ def test_each_way_to_need_the_view() -> None:
 
         return apply
 
-    for name in ("annotations", "ANNOTATIONS", "volumeMounts", "frontendSidecar", "gpuMemoryService", "failover"):
+    for name in (
+        "annotations",
+        "ANNOTATIONS",
+        "volumeMounts",
+        "frontendSidecar",
+        "gpuMemoryService",
+        "failover",
+    ):
         assert needed(save(lambda d, n=name: d["spec"]["services"]["Frontend"].__setitem__(n, {})))
     assert needed(save(lambda d: d["spec"]["services"]["Frontend"].__setitem__("annotationſ", {})))
     assert needed(save(lambda d: d["spec"]["services"].__setitem__("Gone", None)))
@@ -283,7 +301,9 @@ def test_each_way_to_need_the_view() -> None:
     assert needed(lambda h: h.__setitem__("apiVersion", "nvidia.com/v1alpha1"))
     assert not compat_plain.graph_builds_plain({**base, "kind": DCD})
     # The save's text is read first: a word in a value, or an escape, sends it to its JSON.
-    assert not needed(save(lambda d: d["spec"]["services"]["Frontend"].__setitem__("envFromSecret", "ingress-null")))
+    assert not needed(
+        save(lambda d: d["spec"]["services"]["Frontend"].__setitem__("envFromSecret", "ingress-null"))
+    )
 
     def escaped(hub: J) -> None:
         anns = hub["metadata"]["annotations"]

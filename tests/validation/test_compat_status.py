@@ -41,7 +41,12 @@ JUNK = st.one_of(
     st.dictionaries(st.sampled_from(["a", "phase"]), st.integers(0, 2), max_size=2),
 )
 GOOD_TIMES = st.sampled_from(
-    ["2026-02-03T14:05:11Z", "2026-02-03T14:05:11.25+02:00", "2026-02-03T4:05:11,5-24:00", "1999-12-31T23:59:59-01:30"]
+    [
+        "2026-02-03T14:05:11Z",
+        "2026-02-03T14:05:11.25+02:00",
+        "2026-02-03T4:05:11,5-24:00",
+        "1999-12-31T23:59:59-01:30",
+    ]
 )
 BAD_TIMES = st.sampled_from(
     [
@@ -107,14 +112,36 @@ GOOD_STATUS = st.fixed_dictionaries(
     },
 )
 MEMBERS = (
-    "observedGeneration", "state", "placement", "conditions", "restart", "checkpoints", "components", "component",
+    "observedGeneration",
+    "state",
+    "placement",
+    "conditions",
+    "restart",
+    "checkpoints",
+    "components",
+    "component",
     "rollingUpdate",
 )
 CONDITION_KEYS = (
-    "type", "status", "reason", "message", "observedGeneration", "lastTransitionTime", "Type", "LastTransitionTime",
+    "type",
+    "status",
+    "reason",
+    "message",
+    "observedGeneration",
+    "lastTransitionTime",
+    "Type",
+    "LastTransitionTime",
     "extra",
 )
-NESTED_KEYS = ("startTime", "endTime", "updatedComponents", "phase", "componentNames", "componentName", "score")
+NESTED_KEYS = (
+    "startTime",
+    "endTime",
+    "updatedComponents",
+    "phase",
+    "componentNames",
+    "componentName",
+    "score",
+)
 # Where one value is replaced: a member, a member of the first condition, the first condition, a
 # member of an object inside the status, an entry of a map of objects.
 SITES = (
@@ -157,7 +184,9 @@ def _perturb(status: J, site: tuple[str, str], value: Any) -> None:
         conditions[0] = value
     elif where == "nested":
         objects = [status.get(m) for m in ("placement", "restart", "rollingUpdate", "component")]
-        objects += [m.get("w") for m in (status.get("components"), status.get("checkpoints")) if isinstance(m, dict)]
+        objects += [
+            m.get("w") for m in (status.get("components"), status.get("checkpoints")) if isinstance(m, dict)
+        ]
         for obj in objects:
             if isinstance(obj, dict):
                 obj[key] = value
@@ -317,4 +346,6 @@ def test_the_benchmark_statuses_are_vouched_for() -> None:
         review = json.loads(json.dumps(build()))
         for obj in (review["request"]["object"], review["request"]["oldObject"]):
             key = ANN_DGD_STATUS if obj["kind"] == KIND_DGD else ANN_DCD_STATUS
-            assert status_converts(obj["kind"], obj.get("status"), obj["metadata"].get("annotations", {}).get(key))
+            assert status_converts(
+                obj["kind"], obj.get("status"), obj["metadata"].get("annotations", {}).get(key)
+            )

@@ -567,7 +567,9 @@ def test_full_strategy_converts_the_whole_object() -> None:
 
 
 @pytest.mark.parametrize("kind", [DGD, DCD])
-@pytest.mark.parametrize("fault", ["status-condition-time", "status-payload-not-json", "quantity-in-component"])
+@pytest.mark.parametrize(
+    "fault", ["status-condition-time", "status-payload-not-json", "quantity-in-component"]
+)
 def test_only_objects_sent_as_v1alpha1_are_taken_for_converted(kind: str, fault: str) -> None:
     """A v1beta1 request's object is this service's conversion of nothing: its view checks what
     the conversion back would refuse, and the request is refused as upstream refuses it."""

@@ -35,7 +35,11 @@ CASES: list[tuple[str, Callable[[], JSON], list[str]]] = [
         lambda: dgd(annotations={"nvidia.com/dynamo-operator-origin-version": "one"}),
         [f'{ANN}[nvidia.com/dynamo-operator-origin-version]: Invalid value: "one": must be valid semver'],
     ),
-    ("origin version lenient semver", lambda: dgd(annotations={"nvidia.com/dynamo-operator-origin-version": "v1.2"}), []),
+    (
+        "origin version lenient semver",
+        lambda: dgd(annotations={"nvidia.com/dynamo-operator-origin-version": "v1.2"}),
+        [],
+    ),
     (
         "vllm backend annotation",
         lambda: dgd(annotations={"nvidia.com/vllm-distributed-executor-backend": "Thread"}),

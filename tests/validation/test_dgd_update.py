@@ -24,7 +24,9 @@ OTHER_SA = UserInfo(username="system:serviceaccount:team-a:builder")
 
 def run(new: JSON, old: JSON, user: UserInfo | None = None, ctx: AdmissionContext | None = None) -> Any:
     kwargs = {"user": user} if user is not None else {}
-    return validate(make_input("nvidia.com/v1beta1", KIND, "UPDATE", new, old, **kwargs), ctx or AdmissionContext())
+    return validate(
+        make_input("nvidia.com/v1beta1", KIND, "UPDATE", new, old, **kwargs), ctx or AdmissionContext()
+    )
 
 
 def changed(base: JSON, mutate: Callable[[JSON], None]) -> JSON:

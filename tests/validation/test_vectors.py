@@ -27,7 +27,9 @@ VECTORS = _load("DynamoGraphDeployment") + _load("DynamoComponentDeployment")
 @pytest.mark.parametrize("vector", VECTORS, ids=[v["name"] for v in VECTORS])
 def test_validating_vector(vector: dict[str, Any]) -> None:
     require_conversion(vector["kind"])
-    inp = make_input(vector["apiVersion"], vector["kind"], vector["operation"], vector["object"], vector.get("oldObject"))
+    inp = make_input(
+        vector["apiVersion"], vector["kind"], vector["operation"], vector["object"], vector.get("oldObject")
+    )
     d = validate(inp, AdmissionContext())
     expect = vector["expect"]
     assert d.allowed is expect["allowed"], d.status
@@ -39,4 +41,6 @@ def test_validating_vector(vector: dict[str, Any]) -> None:
         assert d.status == {"code": 200}
     else:
         assert d.code == 422
-        assert d.message.startswith(f'{vector["kind"]}.nvidia.com "{vector["object"]["metadata"]["name"]}" is invalid: ')
+        assert d.message.startswith(
+            f'{vector["kind"]}.nvidia.com "{vector["object"]["metadata"]["name"]}" is invalid: '
+        )

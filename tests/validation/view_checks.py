@@ -58,6 +58,7 @@ COMPONENT_READS = ("namespace", "owner_name")
 # Service fields the object conversion sets around the component conversion.
 _OBJECT_LEVEL = ("serviceName", "backendFramework")
 
+
 def reads(view: GraphView | ComponentView) -> dict[tuple[str, ...], Any]:
     """The value at every accessor path of ``view``."""
     out: dict[tuple[str, ...], Any] = {}

@@ -83,7 +83,11 @@ def load_bases(folders: list[Path]) -> list[Obj]:
             except yaml.YAMLError:
                 continue
             for doc in docs:
-                if isinstance(doc, dict) and doc.get("kind") in SERVED and doc.get("apiVersion") in SERVED[doc["kind"]]:
+                if (
+                    isinstance(doc, dict)
+                    and doc.get("kind") in SERVED
+                    and doc.get("apiVersion") in SERVED[doc["kind"]]
+                ):
                     doc.setdefault("metadata", {})["namespace"] = NAMESPACE
                     doc["metadata"].setdefault("name", path.stem.lower().replace("_", "-")[:50])
                     found.append(doc)
@@ -128,7 +132,10 @@ def admission_review(path: str, obj: Obj, old: Obj | None, request_version: str)
             "name": obj["metadata"]["name"],
             "namespace": NAMESPACE,
             "operation": "UPDATE" if old is not None else "CREATE",
-            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
+            "userInfo": {
+                "username": "kubernetes-admin",
+                "groups": ["system:masters", "system:authenticated"],
+            },
             "object": obj,
             "oldObject": old,
             "dryRun": False,
@@ -140,7 +147,11 @@ def conversion_review(objs: list[Obj], desired: str) -> Obj:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "ConversionReview",
-        "request": {"uid": "00000000-0000-0000-0000-000000000002", "desiredAPIVersion": desired, "objects": objs},
+        "request": {
+            "uid": "00000000-0000-0000-0000-000000000002",
+            "desiredAPIVersion": desired,
+            "objects": objs,
+        },
     }
 
 
@@ -165,7 +176,9 @@ def conversion_view(response: Obj) -> Obj:
     objs = []
     for obj in response.get("convertedObjects") or []:
         meta = obj.get("metadata") or {}
-        objs.append(normalize({**obj, "metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}}))
+        objs.append(
+            normalize({**obj, "metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}})
+        )
     result = response.get("result") or {}
     return {"status": result.get("status"), "message": result.get("message", ""), "objects": objs}
 
@@ -177,7 +190,9 @@ class Servers:
         self.client = httpx.Client(verify=False, timeout=60)
 
     def ask(self, base: str, path: str, review: Obj) -> Obj:
-        resp = self.client.post(base + path, content=json.dumps(review), headers={"Content-Type": "application/json"})
+        resp = self.client.post(
+            base + path, content=json.dumps(review), headers={"Content-Type": "application/json"}
+        )
         if resp.status_code != 200:  # compared like any answer: the code and the first line
             return {"httpStatus": resp.status_code, "body": resp.text.split("\n")[0][:300]}
         answer: Obj = resp.json()["response"]
@@ -216,7 +231,9 @@ def cases(servers: Servers, obj: Obj, base: Obj) -> Iterator[tuple[str, str, Obj
             mutate_in = copy.deepcopy(hub)
             if "status" in obj:
                 mutate_in["status"] = obj["status"]
-            review = admission_review(MUTATING[kind], mutate_in, operation_old, obj["apiVersion"].split("/")[1])
+            review = admission_review(
+                MUTATING[kind], mutate_in, operation_old, obj["apiVersion"].split("/")[1]
+            )
             theirs, ours = servers.both(MUTATING[kind], review)
             yield "mutate", MUTATING[kind], review, theirs, ours
             if not theirs.get("allowed"):
@@ -250,8 +267,10 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
     if isinstance(a, dict) and isinstance(b, dict):
         for key in list(a) + [k for k in b if k not in a]:
             if key not in a or key not in b:
-                return f"{path}/{key}: {'absent' if key not in a else json.dumps(a[key])[:300]} vs " \
-                       f"{'absent' if key not in b else json.dumps(b[key])[:300]}"
+                return (
+                    f"{path}/{key}: {'absent' if key not in a else json.dumps(a[key])[:300]} vs "
+                    f"{'absent' if key not in b else json.dumps(b[key])[:300]}"
+                )
             found = first_difference(a[key], b[key], f"{path}/{key}")
             if found:
                 return found
@@ -285,31 +304,71 @@ def install_crds(cp: ControlPlane) -> None:
         name = yaml.safe_load(path.read_text())["metadata"]["name"]
 
         def established(crd_name: str = name) -> bool:
-            status, body = cp.raw("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd_name}")
+            status, body = cp.raw(
+                "GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd_name}"
+            )
             conditions = json.loads(body).get("status", {}).get("conditions", []) if status == 200 else []
             return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
         wait_until(established, 60, f"{name} established")
-    status, body = cp.raw("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                         "metadata": {"name": NAMESPACE}})
+    status, body = cp.raw(
+        "POST",
+        "/api/v1/namespaces",
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+    )
     assert status == 201, body
 
 
 def start_servers(cp: ControlPlane, opdiff: Path, workdir: Path) -> tuple[Servers, list[Proc]]:
     cert_dir = workdir / "certs"
     port, metrics_port, op_port = free_port(), free_port(), free_port()
-    service = Proc("dynamo-webhook", [
-        str(ROOT / ".venv" / "bin" / "dynamo-webhook"), "serve", "--host", "127.0.0.1", "--port", str(port),
-        "--kubeconfig", str(cp.kubeconfig), "--cert-mode", "dev",
-        "--metrics-port", str(metrics_port), "--cert-dir", str(cert_dir), "--workers", "1",
-    ], workdir / "service.log")
-    service.start(env={**os.environ, "DYNAMO_WEBHOOK_OPERATOR_PRINCIPAL": PRINCIPAL,
-                       "DYNAMO_WEBHOOK_PRINT_CURL": "false"})
-    wait_until(lambda: (cert_dir / "tls.crt").exists() and (cert_dir / "tls.key").exists(), 60, "service cert")
-    operator = Proc("opdiff", [
-        str(opdiff), "--kubeconfig", str(cp.kubeconfig), "--port", str(op_port), "--cert-dir", str(cert_dir),
-        "--operator-principal", PRINCIPAL,
-    ], workdir / "opdiff.log")
+    service = Proc(
+        "dynamo-webhook",
+        [
+            str(ROOT / ".venv" / "bin" / "dynamo-webhook"),
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--kubeconfig",
+            str(cp.kubeconfig),
+            "--cert-mode",
+            "dev",
+            "--metrics-port",
+            str(metrics_port),
+            "--cert-dir",
+            str(cert_dir),
+            "--workers",
+            "1",
+        ],
+        workdir / "service.log",
+    )
+    service.start(
+        env={
+            **os.environ,
+            "DYNAMO_WEBHOOK_OPERATOR_PRINCIPAL": PRINCIPAL,
+            "DYNAMO_WEBHOOK_PRINT_CURL": "false",
+        }
+    )
+    wait_until(
+        lambda: (cert_dir / "tls.crt").exists() and (cert_dir / "tls.key").exists(), 60, "service cert"
+    )
+    operator = Proc(
+        "opdiff",
+        [
+            str(opdiff),
+            "--kubeconfig",
+            str(cp.kubeconfig),
+            "--port",
+            str(op_port),
+            "--cert-dir",
+            str(cert_dir),
+            "--operator-principal",
+            PRINCIPAL,
+        ],
+        workdir / "opdiff.log",
+    )
     operator.start()
     servers = Servers(f"https://127.0.0.1:{op_port}", f"https://127.0.0.1:{port}")
 
@@ -323,7 +382,9 @@ def start_servers(cp: ControlPlane, opdiff: Path, workdir: Path) -> tuple[Server
         return True
 
     try:
-        wait_until(lambda: up(servers.operator_url) and up(servers.service_url), 120, "both servers answering", 0.5)
+        wait_until(
+            lambda: up(servers.operator_url) and up(servers.service_url), 120, "both servers answering", 0.5
+        )
     except (TimeoutError, RuntimeError):
         for proc in (operator, service):
             print(proc.log_tail(30), file=sys.stderr)
@@ -345,7 +406,9 @@ def run(args: argparse.Namespace) -> int:
         servers, procs = start_servers(cp, Path(args.opdiff), Path(tmp))
         try:
             gated_bases = [(b, gate(cp, b)) for b in bases]
-            inputs: list[tuple[Obj, Obj | None, str]] = [(g, g, "base") for b, g in gated_bases if g is not None]
+            inputs: list[tuple[Obj, Obj | None, str]] = [
+                (g, g, "base") for b, g in gated_bases if g is not None
+            ]
             refused = 0
             started = time.monotonic()
             while len(inputs) < args.count + len(bases) and refused < 20 * args.count:
@@ -360,8 +423,11 @@ def run(args: argparse.Namespace) -> int:
                 if "status" in candidate:
                     gated["status"] = candidate["status"]
                 inputs.append((gated, gated_base, "edit"))
-            print(f"opdiff: {len(inputs)} inputs accepted by the API server, {refused} refused "
-                  f"({time.monotonic() - started:.0f} s)", file=sys.stderr)
+            print(
+                f"opdiff: {len(inputs)} inputs accepted by the API server, {refused} refused "
+                f"({time.monotonic() - started:.0f} s)",
+                file=sys.stderr,
+            )
             for n, (obj, base_obj, origin) in enumerate(inputs):
                 for name, path, review, theirs, ours in cases(servers, obj, base_obj):
                     label = f"{name} {obj['apiVersion'].split('/')[1]} {obj['kind']}"
@@ -379,7 +445,10 @@ def run(args: argparse.Namespace) -> int:
     text = "\n".join([*lines, f"inputs: {len(inputs)}", "", *report]) + "\n"
     Path(args.report).write_text(text)
     print("\n".join(lines), file=sys.stderr)
-    print(f"opdiff: {sum(agree.values())}/{sum(tally.values())} answers agree; report: {args.report}", file=sys.stderr)
+    print(
+        f"opdiff: {sum(agree.values())}/{sum(tally.values())} answers agree; report: {args.report}",
+        file=sys.stderr,
+    )
     if args.fixtures:
         out = Path(args.fixtures)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -18,9 +18,35 @@ from typing import Any
 Obj = dict[str, Any]
 Path = tuple[str | int, ...]
 
-QUANTITIES = (0, -1, 1, 2, "0", "1.5Gi", "1500Mi", "1000m", "0.5", "1e3", "2Gi", "100M", "1k", ".5", "+1", "1_0")
+QUANTITIES = (
+    0,
+    -1,
+    1,
+    2,
+    "0",
+    "1.5Gi",
+    "1500Mi",
+    "1000m",
+    "0.5",
+    "1e3",
+    "2Gi",
+    "100M",
+    "1k",
+    ".5",
+    "+1",
+    "1_0",
+)
 SCALARS = (None, "", "x", 0, 1, -1, 2.5, True, False, [], {}, "true", "10", "${VAR}", "a/b", "UPPER")
-QUANTITY_KEYS = {"cpu", "memory", "gpu", "size", "ephemeral-storage", "nvidia.com/gpu", "sharedMemorySize", "custom"}
+QUANTITY_KEYS = {
+    "cpu",
+    "memory",
+    "gpu",
+    "size",
+    "ephemeral-storage",
+    "nvidia.com/gpu",
+    "sharedMemorySize",
+    "custom",
+}
 
 
 def slots(node: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
@@ -113,7 +139,11 @@ def duplicate(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
 
 
 def quantity(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
-    paths = [p for p, v in slots(obj) if isinstance(p[-1], str) and p[-1] in QUANTITY_KEYS and not isinstance(v, (dict, list))]
+    paths = [
+        p
+        for p, v in slots(obj)
+        if isinstance(p[-1], str) and p[-1] in QUANTITY_KEYS and not isinstance(v, (dict, list))
+    ]
     if not paths:
         return False
     _set(obj, rng.choice(paths), rng.choice(QUANTITIES))
@@ -133,7 +163,9 @@ def epp(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
 
 
 def empty_template(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
-    paths = [p for p, v in slots(obj) if p[-1] in ("podTemplate", "template", "extraPodSpec", "mainContainer")]
+    paths = [
+        p for p, v in slots(obj) if p[-1] in ("podTemplate", "template", "extraPodSpec", "mainContainer")
+    ]
     if not paths:
         return False
     _set(obj, rng.choice(paths), {})
@@ -147,26 +179,45 @@ def big_number(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
     target = obj
     for part in rng.choice(paths):
         target = target[part]
-    target[rng.choice(("n", "maxBatch", "x"))] = rng.choice((2**63, 2**64 + 1, -(2**63) - 1, 10**30, 1.5, 2**53 + 1))
+    target[rng.choice(("n", "maxBatch", "x"))] = rng.choice(
+        (2**63, 2**64 + 1, -(2**63) - 1, 10**30, 1.5, 2**53 + 1)
+    )
     return True
 
 
 def status(rng: random.Random, obj: Obj, donors: list[Obj]) -> bool:
-    with_status = [d["status"] for d in donors if isinstance(d.get("status"), dict) and d.get("kind") == obj.get("kind")]
-    obj["status"] = copy.deepcopy(rng.choice(with_status)) if with_status else {"state": rng.choice(("", "pending"))}
+    with_status = [
+        d["status"] for d in donors if isinstance(d.get("status"), dict) and d.get("kind") == obj.get("kind")
+    ]
+    obj["status"] = (
+        copy.deepcopy(rng.choice(with_status)) if with_status else {"state": rng.choice(("", "pending"))}
+    )
     return True
 
 
 Edit = Callable[[random.Random, Obj, list[Obj]], bool]
 
 EDITS: tuple[Edit, ...] = (
-    delete, delete, flip, flip, swap, swap, graft, duplicate, quantity, quantity, epp, empty_template, big_number,
+    delete,
+    delete,
+    flip,
+    flip,
+    swap,
+    swap,
+    graft,
+    duplicate,
+    quantity,
+    quantity,
+    epp,
+    empty_template,
+    big_number,
     status,
 )
 
 
-def apply_edits(rng: random.Random, base: Obj, donors: list[Obj], max_edits: int,
-                choices: tuple[Edit, ...]) -> tuple[Obj, list[str]]:
+def apply_edits(
+    rng: random.Random, base: Obj, donors: list[Obj], max_edits: int, choices: tuple[Edit, ...]
+) -> tuple[Obj, list[str]]:
     """A copy of ``base`` with one to ``max_edits`` edits drawn from ``choices`` (five tries each for
     one that applies), and the names of the edits made."""
     obj = copy.deepcopy(base)

@@ -222,8 +222,13 @@ def schema_required_deleted(rng: random.Random, obj: Obj, donors: list[Obj]) -> 
         if isinstance(value, dict):
             paths += [(*path, k) for k in s.required if k in value]
         if isinstance(value, list) and s.list_type == "map":
-            paths += [(*path, i, k) for i, item in enumerate(value) if isinstance(item, dict)
-                      for k in s.list_map_keys if k in item]
+            paths += [
+                (*path, i, k)
+                for i, item in enumerate(value)
+                if isinstance(item, dict)
+                for k in s.list_map_keys
+                if k in item
+            ]
     if not paths:
         return False
     path = rng.choice(paths)

@@ -49,7 +49,12 @@ Obj = dict[str, Any]
 BETA = "nvidia.com/v1beta1"
 ADMISSION = Path("tests/fixtures/admission")
 CONVERSION = Path("tests/fixtures/conversion")
-ADMISSION_KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoGraphDeploymentRequest", "DynamoModel")
+ADMISSION_KINDS = (
+    "DynamoGraphDeployment",
+    "DynamoComponentDeployment",
+    "DynamoGraphDeploymentRequest",
+    "DynamoModel",
+)
 #: Kinds whose validating cases are also kept on their own (``<Kind>.validating.jsonl``).
 VALIDATING_COPIES = ("DynamoGraphDeployment", "DynamoComponentDeployment")
 CONVERSION_FILES = ("vectors_dgd.jsonl", "vectors_dcd.jsonl", "dgdr_vectors.jsonl", "dgdsa_vectors.jsonl")
@@ -97,7 +102,11 @@ class Operator:
         review = {
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "ConversionReview",
-            "request": {"uid": "00000000-0000-0000-0000-000000000002", "desiredAPIVersion": desired, "objects": [obj]},
+            "request": {
+                "uid": "00000000-0000-0000-0000-000000000002",
+                "desiredAPIVersion": desired,
+                "objects": [obj],
+            },
         }
         response = self.ask("/convert", review)
         result = response.get("result") or {}
@@ -129,13 +138,13 @@ def split_cause(field: str, message: str) -> list[str]:
     for kind in ("Invalid value: ", "Unsupported value: ", "Duplicate value: ", "Not found: "):
         if not message.startswith(kind):
             continue
-        rest = message[len(kind):]
+        rest = message[len(kind) :]
         if rest[:1] in ('"', "-") or rest[:1].isdigit() or rest.split(":")[0] in ("true", "false", "null"):
             break
         end = _value_end(rest)
         out = [f"{field}: {kind[:-2]}"]
         if end < len(rest):
-            out.append(rest[end + 2:])
+            out.append(rest[end + 2 :])
         return out
     return [f"{field}: {message}" if field else message]
 
@@ -162,7 +171,11 @@ def _value_end(text: str) -> int:
 def denial_fragments(status: Obj) -> list[str]:
     causes = (status.get("details") or {}).get("causes") or []
     if causes:
-        return [frag for c in causes[:MAX_CAUSES] for frag in split_cause(c.get("field", ""), c.get("message", ""))]
+        return [
+            frag
+            for c in causes[:MAX_CAUSES]
+            for frag in split_cause(c.get("field", ""), c.get("message", ""))
+        ]
     message: str = status.get("message", "")
     return [message] if message else []
 
@@ -221,7 +234,8 @@ def same(a: Obj, b: Obj) -> bool:
 
 def _opaque(path: tuple[str | int, ...]) -> bool:
     return any(
-        len(path) >= len(suffix) and all(s in ("*", t) for s, t in zip(suffix, path[-len(suffix):], strict=True))
+        len(path) >= len(suffix)
+        and all(s in ("*", t) for s, t in zip(suffix, path[-len(suffix) :], strict=True))
         for suffix in OPAQUE_SUFFIXES
     )
 
@@ -303,8 +317,9 @@ def recorded_files(op: Operator, root: Path) -> Iterator[tuple[Path, str]]:
             case["expect"] = record_admission(op, case)
         yield path, render(cases)
         if kind in VALIDATING_COPIES:
-            yield root / ADMISSION / f"{kind}.validating.jsonl", render(
-                [c for c in cases if c["webhook"] == "validating"]
+            yield (
+                root / ADMISSION / f"{kind}.validating.jsonl",
+                render([c for c in cases if c["webhook"] == "validating"]),
             )
     for name in CONVERSION_FILES:
         path = root / CONVERSION / name
@@ -324,13 +339,18 @@ def recorded_files(op: Operator, root: Path) -> Iterator[tuple[Path, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.record.record", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.record.record", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--recorder", type=Path, required=True, help="the binary tools/record/prepare built")
     parser.add_argument("--root", type=Path, default=ROOT, help="the tree whose fixtures are re-recorded")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file would change")
     args = parser.parse_args(argv)
     if not args.recorder.is_file():
-        print(f"record: no recorder binary at {args.recorder} (build it with tools/record/prepare)", file=sys.stderr)
+        print(
+            f"record: no recorder binary at {args.recorder} (build it with tools/record/prepare)",
+            file=sys.stderr,
+        )
         return 2
     op = Operator(args.recorder)
     changed: list[Path] = []

@@ -56,7 +56,7 @@ def fields(schema: Schema, path: str = "", required: bool = False) -> dict[str, 
 
 
 def _under(path: str, parents: set[str]) -> bool:
-    return any(path.startswith(p) and path[len(p):][:1] in (".", "[", "{") for p in parents)
+    return any(path.startswith(p) and path[len(p) :][:1] in (".", "[", "{") for p in parents)
 
 
 def _short(value: Any) -> str:

@@ -69,8 +69,11 @@ def run(cmd: list[str], cwd: Path, what: str, ok: tuple[int, ...] = (0,)) -> str
 def resolve_commit(repo: Path, commit: str) -> str:
     """The commit's 12-digit abbreviation, as the project names it."""
     try:
-        full = run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"], repo,
-                   "git rev-parse").strip()
+        full = run(
+            ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"],
+            repo,
+            "git rev-parse",
+        ).strip()
     except RepinError as exc:
         raise RepinError(f"no commit {commit} in {repo}") from exc
     return full[:12]
@@ -106,14 +109,34 @@ def record_opdiff(tree: Path, repo: Path, commit: str, work: Path) -> list[str]:
     """The replay fixtures again from the new operator; a note when answers differ (nothing to do
     when the service answers every review as the operator does)."""
     if not os.environ.get("DYNAMO_WEBHOOK_TESTENV_BIN"):
-        raise RepinError("--opdiff-fixtures needs DYNAMO_WEBHOOK_TESTENV_BIN (scripts/kube-testenv prints it)")
+        raise RepinError(
+            "--opdiff-fixtures needs DYNAMO_WEBHOOK_TESTENV_BIN (scripts/kube-testenv prints it)"
+        )
     if not (tree / ".venv" / "bin" / "dynamo-webhook").is_file():
-        raise RepinError(f"--opdiff-fixtures runs the tree's own service: no {tree / '.venv/bin/dynamo-webhook'} "
-                         "(scripts/bootstrap makes it)")
+        raise RepinError(
+            f"--opdiff-fixtures runs the tree's own service: no {tree / '.venv/bin/dynamo-webhook'} "
+            "(scripts/bootstrap makes it)"
+        )
     bases = work / "bases"
     shutil.rmtree(bases, ignore_errors=True)
-    listed = run(["git", "-C", str(repo), "grep", "-l", "-E", "^kind: Dynamo", commit, "--",
-                  "examples/*.yaml", "recipes/*.yaml", "deploy/*.yaml"], repo, "listing the operator's manifests")
+    listed = run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "grep",
+            "-l",
+            "-E",
+            "^kind: Dynamo",
+            commit,
+            "--",
+            "examples/*.yaml",
+            "recipes/*.yaml",
+            "deploy/*.yaml",
+        ],
+        repo,
+        "listing the operator's manifests",
+    )
     for line in listed.splitlines():
         name = line.split(":", 1)[1]
         target = bases / name
@@ -121,10 +144,30 @@ def record_opdiff(tree: Path, repo: Path, commit: str, work: Path) -> list[str]:
         target.write_text(run(["git", "-C", str(repo), "show", f"{commit}:{name}"], repo, f"reading {name}"))
     report_file = work / "opdiff-report.txt"
     report_file.unlink(missing_ok=True)
-    run([sys.executable, "-m", "tools.opdiff.drive", "--opdiff", str(work / "opdiff"), "--bases", str(bases),
-         "tests/fixtures/admission/manifests", "examples/manifests", "--count", "2500", "--seed", "1",
-         "--fixtures", "tests/fixtures/opdiff/cases.jsonl.xz", "--report", str(report_file)],
-        tree, "tools/opdiff/drive.py", ok=(0, 1))  # 1: answers differ (listed in the report)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "tools.opdiff.drive",
+            "--opdiff",
+            str(work / "opdiff"),
+            "--bases",
+            str(bases),
+            "tests/fixtures/admission/manifests",
+            "examples/manifests",
+            "--count",
+            "2500",
+            "--seed",
+            "1",
+            "--fixtures",
+            "tests/fixtures/opdiff/cases.jsonl.xz",
+            "--report",
+            str(report_file),
+        ],
+        tree,
+        "tools/opdiff/drive.py",
+        ok=(0, 1),
+    )  # 1: answers differ (listed in the report)
     if not report_file.is_file():
         raise RepinError("tools/opdiff/drive.py wrote no report")
     differences = [line for line in report_file.read_text().splitlines() if line.startswith("#")]
@@ -136,8 +179,9 @@ def record_opdiff(tree: Path, repo: Path, commit: str, work: Path) -> list[str]:
 def naming_old_commit(tree: Path, old: str, new: str) -> list[str]:
     if old == new:
         return []
-    return sorted(str(p.relative_to(tree)) for pattern in DOCUMENTS for p in tree.glob(pattern)
-                  if old in p.read_text())
+    return sorted(
+        str(p.relative_to(tree)) for pattern in DOCUMENTS for p in tree.glob(pattern) if old in p.read_text()
+    )
 
 
 def report(
@@ -160,8 +204,11 @@ def report(
         old, new = vectors.parse(old_vectors.get(name, "")), vectors.parse(text)
         if name.endswith(".validating.jsonl"):
             continue  # the validating cases of <Kind>.jsonl again
-        groups = vectors.admission_changes(old, new) if name.startswith(str(ADMISSION)) else \
-            vectors.conversion_changes(old, new)
+        groups = (
+            vectors.admission_changes(old, new)
+            if name.startswith(str(ADMISSION))
+            else vectors.conversion_changes(old, new)
+        )
         target = admission if name.startswith(str(ADMISSION)) else conversion
         for title, items in groups.items():
             for item, names in items.items():
@@ -195,10 +242,16 @@ def repin(args: argparse.Namespace) -> tuple[str, Path]:
     grove = args.grove or os.environ.get("DYNAMO_WEBHOOK_GROVE_GIT")
     snapshot = args.snapshot or os.environ.get("DYNAMO_WEBHOOK_SNAPSHOT_GIT")
     if not grove or not snapshot:
-        raise RepinError("name grove's and snapshot's git checkouts: --grove and --snapshot "
-                         "(or DYNAMO_WEBHOOK_GROVE_GIT and DYNAMO_WEBHOOK_SNAPSHOT_GIT)")
-    for name, path in (("OPERATOR_REPO", repo), ("--grove", Path(grove)), ("--snapshot", Path(snapshot)),
-                       ("--tree", tree)):
+        raise RepinError(
+            "name grove's and snapshot's git checkouts: --grove and --snapshot "
+            "(or DYNAMO_WEBHOOK_GROVE_GIT and DYNAMO_WEBHOOK_SNAPSHOT_GIT)"
+        )
+    for name, path in (
+        ("OPERATOR_REPO", repo),
+        ("--grove", Path(grove)),
+        ("--snapshot", Path(snapshot)),
+        ("--tree", tree),
+    ):
         if not path.is_dir():
             raise RepinError(f"{name}: no directory {path}")
     new = resolve_commit(repo, args.commit)
@@ -207,38 +260,68 @@ def repin(args: argparse.Namespace) -> tuple[str, Path]:
     old_crds = crds.load(tree / CRD_DIR)
     old_vectors = vector_files(tree)
     print(f"repin: building the operator's handlers at {new} in {work}", file=sys.stderr)
-    run([str(tree / "tools" / "opdiff" / "prepare"), str(repo), grove, snapshot, str(work), new], tree,
-        "tools/opdiff/prepare")
+    run(
+        [str(tree / "tools" / "opdiff" / "prepare"), str(repo), grove, snapshot, str(work), new],
+        tree,
+        "tools/opdiff/prepare",
+    )
     operator = work / "operator"
     notes: list[str] = []
     print("repin: vendoring the CRDs, running the generators", file=sys.stderr)
     generate(tree, operator)  # first: when it refuses the operator, it has written nothing
     write_commit(tree, old, new)
     print("repin: recording the upstream vectors", file=sys.stderr)
-    run([sys.executable, "-m", "tools.record.record", "--recorder", str(work / "record"), "--root", str(tree)],
-        tree, "tools/record")
+    run(
+        [
+            sys.executable,
+            "-m",
+            "tools.record.record",
+            "--recorder",
+            str(work / "record"),
+            "--root",
+            str(tree),
+        ],
+        tree,
+        "tools/record",
+    )
     if args.opdiff_fixtures:
         print("repin: recording the differential harness's fixtures (long)", file=sys.stderr)
         notes += record_opdiff(tree, repo, new, work)
     notes += [f"{doc} still names {old}" for doc in naming_old_commit(tree, old, new)]
     new_crds = crds.load(tree / CRD_DIR)
-    text = report(crds.diff(old_crds, new_crds), old_vectors, vector_files(tree),
-                  declarations.mismatches(new_crds), notes)
+    text = report(
+        crds.diff(old_crds, new_crds),
+        old_vectors,
+        vector_files(tree),
+        declarations.mismatches(new_crds),
+        notes,
+    )
     return text, work
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/repin", description=__doc__.split("\n\n")[0])
-    parser.add_argument("operator_repo", type=Path, metavar="OPERATOR_REPO",
-                        help="git checkout of ai-dynamo/dynamo (or a fork) holding the commit")
+    parser.add_argument(
+        "operator_repo",
+        type=Path,
+        metavar="OPERATOR_REPO",
+        help="git checkout of ai-dynamo/dynamo (or a fork) holding the commit",
+    )
     parser.add_argument("--commit", default="HEAD", help="the operator commit to move to (default: HEAD)")
     parser.add_argument("--grove", help="git checkout of ai-dynamo/grove")
     parser.add_argument("--snapshot", help="git checkout of ai-dynamo/snapshot")
-    parser.add_argument("--tree", type=Path, default=ROOT, help="the project tree to move (default: this one)")
-    parser.add_argument("--work", type=Path, help="where the operator module is built (default: /tmp/repin-COMMIT)")
+    parser.add_argument(
+        "--tree", type=Path, default=ROOT, help="the project tree to move (default: this one)"
+    )
+    parser.add_argument(
+        "--work", type=Path, help="where the operator module is built (default: /tmp/repin-COMMIT)"
+    )
     parser.add_argument("--report", type=Path, help="the report file (default: WORK/repin-report.md)")
-    parser.add_argument("--opdiff-fixtures", action="store_true",
-                        help="also record tests/fixtures/opdiff again (long: a real API server)")
+    parser.add_argument(
+        "--opdiff-fixtures",
+        action="store_true",
+        help="also record tests/fixtures/opdiff again (long: a real API server)",
+    )
     args = parser.parse_args(argv)
     try:
         text, work = repin(args)

@@ -39,9 +39,11 @@ def _admission_items(old: Obj, new: Obj) -> list[str]:
     after_patch = new.get("patchedObjectContains") or {}
     for where in sorted(set(before_patch) | set(after_patch)):
         if before_patch.get(where, "<absent>") != after_patch.get(where, "<absent>"):
-            items.append(f"patch member {_general(where)}: "
-                         f"{json.dumps(before_patch.get(where, '<absent>'))} -> "
-                         f"{json.dumps(after_patch.get(where, '<absent>'))}")
+            items.append(
+                f"patch member {_general(where)}: "
+                f"{json.dumps(before_patch.get(where, '<absent>'))} -> "
+                f"{json.dumps(after_patch.get(where, '<absent>'))}"
+            )
     if bool(old.get("noPatch")) != bool(new.get("noPatch")):
         items.append("patch now empty" if new.get("noPatch") else "patch no longer empty")
     return items
@@ -71,7 +73,12 @@ def _paths(a: Any, b: Any, path: str = "") -> list[str]:
                 out += _paths(a[key], b[key], sub)
         return out
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [p for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y for p in _paths(x, y, f"{path}[{i}]")]
+        return [
+            p
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            if x != y
+            for p in _paths(x, y, f"{path}[{i}]")
+        ]
     return [path or "<root>"]
 
 
@@ -93,7 +100,10 @@ def conversion_changes(old: dict[str, Obj], new: dict[str, Obj]) -> Groups:
                 for p in dict.fromkeys(_general(p) for p in _paths(before["expected"], case["expected"])):
                     items.append(f"field {p}")
         if bool(before.get("roundtrip")) != bool(case.get("roundtrip")):
-            items.append("round trip " + ("now gives the input back" if case.get("roundtrip") else "no longer gives the input back"))
+            items.append(
+                "round trip "
+                + ("now gives the input back" if case.get("roundtrip") else "no longer gives the input back")
+            )
         for item in items:
             groups[title][item].append(name)
     return groups

@@ -239,7 +239,9 @@ def _sparse_pod_template(src: J, projected: J | None, frontend: str) -> J | None
     src_containers = tpl_containers(src)
     proj_containers = tpl_containers(projected)
     src_has_main = has_container(src_containers, MAIN_CONTAINER)
-    needs_generated_main = projected is not None and not src_has_main and has_container(proj_containers, MAIN_CONTAINER)
+    needs_generated_main = (
+        projected is not None and not src_has_main and has_container(proj_containers, MAIN_CONTAINER)
+    )
     needs_empty_marker = projected is None and pod_template_is_zero(src)
     needs_order = False
     if projected is not None:
@@ -302,9 +304,7 @@ def _generated_main_key_needs_save(c: J, pc: J | None) -> bool:
         return container_has_only_name(c)
     if container_has_only_name(c):
         return True
-    return any(
-        find_preserved_mount(c.get("volumeMounts"), pm) is None for pm in pc.get("volumeMounts") or ()
-    )
+    return any(find_preserved_mount(c.get("volumeMounts"), pm) is None for pm in pc.get("volumeMounts") or ())
 
 
 def _save_container_fields(saved: J, c: J, pc: J) -> None:

@@ -66,7 +66,9 @@ _IDENTITY = Struct(
         Field("extraParameters", "stringmap"),
     )
 )
-_CKPT_JOB = Struct((Field("gmsClientContainers", ListOf("string")), Field("podTemplate", Go("*" + POD_TEMPLATE))))
+_CKPT_JOB = Struct(
+    (Field("gmsClientContainers", ListOf("string")), Field("podTemplate", Go("*" + POD_TEMPLATE)))
+)
 
 
 def _checkpoint(enabled_omitempty: bool) -> Struct:

@@ -74,7 +74,9 @@ def to_hub(obj: Obj) -> Obj:
     status = status_to_hub(_root_part(obj, "status", ALPHA_STATUS), restored_status, status_save)
 
     if "config" in spec_save.get("profilingConfig", {}) or not is_zero(spec_save, ALPHA_SPEC):
-        set_annotation(meta, ANN_DGDR_SPEC, _dumps({"version": 1, "spec": encode(spec_save, ALPHA_SPEC, values=True)}))
+        set_annotation(
+            meta, ANN_DGDR_SPEC, _dumps({"version": 1, "spec": encode(spec_save, ALPHA_SPEC, values=True)})
+        )
     if not is_zero(status_save, ALPHA_STATUS):
         set_annotation(meta, ANN_DGDR_STATUS, _dumps(encode(status_save, ALPHA_STATUS, values=True)))
 
@@ -101,7 +103,9 @@ def from_hub(obj: Obj) -> Obj:
     status = status_from_hub(_root_part(obj, "status", BETA_STATUS), restored_status, status_save)
 
     if not is_zero(spec_save, BETA_SPEC):
-        set_annotation(meta, ANN_DGDR_SPEC, _dumps({"version": 1, "spec": encode(spec_save, BETA_SPEC, values=True)}))
+        set_annotation(
+            meta, ANN_DGDR_SPEC, _dumps({"version": 1, "spec": encode(spec_save, BETA_SPEC, values=True)})
+        )
     if not is_zero(status_save, BETA_STATUS):
         set_annotation(meta, ANN_DGDR_STATUS, _dumps(encode(status_save, BETA_STATUS, values=True)))
 

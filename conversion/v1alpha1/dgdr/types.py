@@ -98,7 +98,15 @@ BETA_SPEC = Struct(
         Field("runtimeVersionOverride", "string"),
         Field(
             "modelCache",
-            Ptr(Struct([Field("pvcName", "string"), Field("pvcModelPath", "string"), Field("pvcMountPath", "string")])),
+            Ptr(
+                Struct(
+                    [
+                        Field("pvcName", "string"),
+                        Field("pvcModelPath", "string"),
+                        Field("pvcMountPath", "string"),
+                    ]
+                )
+            ),
         ),
         Field(
             "hardware",

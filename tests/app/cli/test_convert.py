@@ -36,13 +36,15 @@ def test_every_manifest_round_trips(path: Path, capsys: pytest.CaptureFixture[st
 
 @pytest.mark.parametrize("to", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
-def test_every_example_is_accepted_in_either_version(path: Path, to: str,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_example_is_accepted_in_either_version(
+    path: Path, to: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["convert", "--check", "--to", to, str(path)]) == 0, capsys.readouterr().err
 
 
-def test_check_reports_a_converted_document_the_api_server_refuses(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_reports_a_converted_document_the_api_server_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A v1alpha1 service key may be any string; a v1beta1 component name must match a pattern. The
     document is accepted as written, round-trips, and is refused once converted."""
     plain = yaml.safe_load((ROOT / "examples/manifests/dgd-agg-v1alpha1.yaml").read_text())
@@ -57,19 +59,21 @@ def test_check_reports_a_converted_document_the_api_server_refuses(tmp_path: Pat
         f"{path}: DynamoGraphDeployment/llama-agg (document 1): round-trips through nvidia.com/v1beta1",
         f"{path}: DynamoGraphDeployment/llama-agg (document 1): the API server refuses it as nvidia.com/v1beta1: "
         'DynamoGraphDeployment.nvidia.com "llama-agg" is invalid: spec.components[1].name: Invalid value: '
-        '"vllm_worker": spec.components[1].name in body should match \'^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$\'',
+        "\"vllm_worker\": spec.components[1].name in body should match '^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$'",
         f"{path}: DynamoGraphDeployment/llama-agg (document 2): round-trips through nvidia.com/v1beta1",
         f"{path}: DynamoGraphDeployment/llama-agg (document 2): the API server accepts it as nvidia.com/v1beta1",
     ]
     assert main(["convert", "--check", "-q", str(path)]) == 1
     assert [line.split(": ", 3)[2] for line in capsys.readouterr().err.splitlines()] == [
-        "the API server refuses it as nvidia.com/v1beta1"], "-q keeps the refusals only"
+        "the API server refuses it as nvidia.com/v1beta1"
+    ], "-q keeps the refusals only"
     assert main(["convert", "--check", "--to", "nvidia.com/v1alpha1", "-q", str(path)]) == 0
 
 
 @pytest.mark.parametrize("to", ["nvidia.com/v1beta1", "nvidia.com/v1alpha1"])
-def test_multi_document_order_kept_and_others_untouched(tmp_path: Path, to: str,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_multi_document_order_kept_and_others_untouched(
+    tmp_path: Path, to: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "b"}}
     dgd = yaml.safe_load((ROOT / "examples/manifests/dgd-agg-v1alpha1.yaml").read_text())
     dcd = yaml.safe_load((ROOT / "examples/manifests/dcd-v1beta1.yaml").read_text())
@@ -78,8 +82,12 @@ def test_multi_document_order_kept_and_others_untouched(tmp_path: Path, to: str,
     path.write_text(yaml.safe_dump_all([cm, dgd, model, dcd]))
     assert main(["convert", "--to", to, str(path)]) == 0
     out = list(yaml.safe_load_all(capsys.readouterr().out))
-    assert [d["kind"] for d in out] == ["ConfigMap", "DynamoGraphDeployment", "DynamoModel",
-                                        "DynamoComponentDeployment"]
+    assert [d["kind"] for d in out] == [
+        "ConfigMap",
+        "DynamoGraphDeployment",
+        "DynamoModel",
+        "DynamoComponentDeployment",
+    ]
     assert out[0] == cm and out[2] == model
     assert out[1]["apiVersion"] == to and out[3]["apiVersion"] == to
     expected = kinds.convert(dgd, to) if dgd["apiVersion"] != to else dgd
@@ -111,8 +119,15 @@ def test_check_names_fields_that_do_not_round_trip(monkeypatch: pytest.MonkeyPat
     body = yaml.safe_load((ROOT / "examples/manifests/dgd-agg-v1beta1.yaml").read_text())
     body["spec"]["backendFramework"] = "vllm"
     err = io.StringIO()
-    code = convert_documents([Document("m.yaml", 0, body)], "nvidia.com/v1beta1", check=True, output="yaml", report=True,
-                             out=io.StringIO(), err=err)
+    code = convert_documents(
+        [Document("m.yaml", 0, body)],
+        "nvidia.com/v1beta1",
+        check=True,
+        output="yaml",
+        report=True,
+        out=io.StringIO(),
+        err=err,
+    )
     assert code == 1
     text = err.getvalue()
     assert "m.yaml: DynamoGraphDeployment/llama-agg (document 1): does not round-trip:" in text
@@ -120,21 +135,34 @@ def test_check_names_fields_that_do_not_round_trip(monkeypatch: pytest.MonkeyPat
     assert "replicas" in text
 
 
-def test_conversion_failure_is_reported_and_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_conversion_failure_is_reported_and_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump({"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment",
-                                    "metadata": {"name": "dup"},
-                                    "spec": {"components": [{"name": "a"}, {"name": "a"}]}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "nvidia.com/v1beta1",
+                "kind": "DynamoGraphDeployment",
+                "metadata": {"name": "dup"},
+                "spec": {"components": [{"name": "a"}, {"name": "a"}]},
+            }
+        )
+    )
     assert main(["convert", "--to", "nvidia.com/v1alpha1", str(path)]) == 1
     assert 'duplicate component name "a"' in capsys.readouterr().err
 
 
 def test_check_runs_the_webhooks_with_default_settings(capsys: pytest.CaptureFixture[str]) -> None:
     """Feature gates off, as lint's defaults: a checkpoint is refused by the webhook."""
-    path = ROOT / "tests/fixtures/conversion/manifests/v1beta1__DynamoGraphDeployment__qwen3-0-6b-trtllm-snapshot-restore.yaml"
+    path = (
+        ROOT
+        / "tests/fixtures/conversion/manifests/v1beta1__DynamoGraphDeployment__qwen3-0-6b-trtllm-snapshot-restore.yaml"
+    )
     assert main(["convert", "--check", "-q", str(path)]) == 1
     assert "checkpoint: Forbidden: checkpoint functionality is disabled in the operator configuration" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )
 
 
 def test_check_reports_kubectls_own_refusal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -145,21 +173,26 @@ def test_check_reports_kubectls_own_refusal(tmp_path: Path, capsys: pytest.Captu
     assert main(["convert", "--check", "-q", str(path)]) == 1
     assert capsys.readouterr().err == (
         f"{path}: DynamoGraphDeployment/llama-agg (document 1): the API server refuses it as nvidia.com/v1beta1: unable to decode "
-        f'"{path}": json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string\n')
+        f'"{path}": json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string\n'
+    )
 
 
-def test_converted_yaml_means_what_its_input_meant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_converted_yaml_means_what_its_input_meant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A string go-yaml would read as something else (``'y'``, ``'1e3'``) is written quoted, so kubectl
     reads the converted manifest's values as the input's."""
     from apiserver.source import Loader
 
-    doc: dict[str, Any] = yaml.safe_load((ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml").read_text())
+    doc: dict[str, Any] = yaml.safe_load(
+        (ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml").read_text()
+    )
     doc["spec"]["envs"] = [{"name": "UCX_MEMTYPE_CACHE", "value": "y"}, {"name": "N", "value": "1e3"}]
     path = tmp_path / "in.json"
     path.write_text(json.dumps(doc))
     assert main(["convert", "-q", str(path)]) == 0
     text = capsys.readouterr().out
-    assert "value: \"y\"" in text and "value: \"1e3\"" in text
+    assert 'value: "y"' in text and 'value: "1e3"' in text
     out = yaml.load(text, Loader=Loader)
     assert json.dumps(out).count('"value": "y"') == 1 and json.dumps(out).count('"value": "1e3"') == 1
 
@@ -174,7 +207,9 @@ def _example(name: str) -> dict[str, Any]:
 
 def _misspelled() -> dict[str, Any]:
     body = _example("dgd-agg-v1alpha1.yaml")
-    body["spec"]["services"]["Worker"]["componentTyp"] = body["spec"]["services"]["Worker"].pop("componentType")
+    body["spec"]["services"]["Worker"]["componentTyp"] = body["spec"]["services"]["Worker"].pop(
+        "componentType"
+    )
     return body
 
 
@@ -184,8 +219,9 @@ def _convert(tmp_path: Path, docs: list[dict[str, Any]], *argv: str) -> tuple[in
     return main(["convert", "-q", *argv, str(path)]), str(path)
 
 
-def test_a_misspelled_field_is_named_and_nothing_is_written(tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_misspelled_field_is_named_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, path = _convert(tmp_path, [_example("dgd-agg-v1beta1.yaml"), _misspelled()])
     captured = capsys.readouterr()
     assert (code, captured.out) == (1, ""), "a pipeline `> out.yaml` gets no lossy file"
@@ -196,14 +232,17 @@ def test_a_misspelled_field_is_named_and_nothing_is_written(tmp_path: Path,
     ]
 
 
-def test_validate_warn_writes_the_output_and_ignore_says_nothing(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_warn_writes_the_output_and_ignore_says_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, path = _convert(tmp_path, [_misspelled()], "--validate", "warn")
     captured = capsys.readouterr()
     assert code == 0
-    assert captured.err == (f"{path}: DynamoGraphDeployment/llama-agg (document 1): drops "
-                            "spec.services.Worker.componentTyp: unknown to the nvidia.com/v1alpha1 "
-                            "DynamoGraphDeployment schema\n")
+    assert captured.err == (
+        f"{path}: DynamoGraphDeployment/llama-agg (document 1): drops "
+        "spec.services.Worker.componentTyp: unknown to the nvidia.com/v1alpha1 "
+        "DynamoGraphDeployment schema\n"
+    )
     (converted,) = yaml.safe_load_all(captured.out)
     assert converted["apiVersion"] == "nvidia.com/v1beta1"
     assert "componentTyp" not in json.dumps(converted)
@@ -212,7 +251,9 @@ def test_validate_warn_writes_the_output_and_ignore_says_nothing(tmp_path: Path,
     assert captured.err == "" and list(yaml.safe_load_all(captured.out)) == [converted]
 
 
-def test_nested_unknown_fields_in_either_direction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nested_unknown_fields_in_either_direction(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     alpha = _example("dgd-agg-v1alpha1.yaml")
     alpha["spec"]["services"]["Worker"]["extraPodSpec"]["mainContainer"]["workingDirr"] = "/w"
     alpha["spec"]["services"]["Worker"]["extraPodSpec"]["nodeSelectr"] = {"a": "b"}
@@ -230,8 +271,9 @@ def test_nested_unknown_fields_in_either_direction(tmp_path: Path, capsys: pytes
     ]
 
 
-def test_a_field_the_schema_keeps_but_the_conversion_cannot_carry(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_field_the_schema_keeps_but_the_conversion_cannot_carry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """An EPP config keeps unknown fields in either schema; the conversion carries only the ones it knows."""
     body = _example("dgd-agg-v1alpha1.yaml")
     body["spec"]["services"]["Worker"]["eppConfig"] = {"config": {"pluginz": []}}
@@ -239,11 +281,13 @@ def test_a_field_the_schema_keeps_but_the_conversion_cannot_carry(tmp_path: Path
     assert code == 1
     assert capsys.readouterr().err.splitlines()[0] == (
         f"{path}: DynamoGraphDeployment/llama-agg (document 1): drops spec.services.Worker.eppConfig.config.pluginz: "
-        "the conversion to nvidia.com/v1beta1 and back does not carry it")
+        "the conversion to nvidia.com/v1beta1 and back does not carry it"
+    )
 
 
-def test_check_names_an_unknown_field_as_the_api_server_refuses_it(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_names_an_unknown_field_as_the_api_server_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """--check reports a dropped field itself: carried, it is an unknown field to the API server."""
     body = _example("dgd-agg-v1beta1.yaml")
     body["metadata"]["labelz"] = {"a": "b"}
@@ -269,7 +313,8 @@ def test_a_zero_go_leaves_out_is_not_a_drop(tmp_path: Path, capsys: pytest.Captu
     for flag in (False, True):
         body = _example("dgd-agg-v1alpha1.yaml")
         body["spec"]["services"]["Worker"]["volumeMounts"] = [
-            {"name": "cache", "mountPoint": "/cache", "useAsCompilationCache": flag}]
+            {"name": "cache", "mountPoint": "/cache", "useAsCompilationCache": flag}
+        ]
         body["spec"]["services"]["Worker"]["dynamoNamespace"] = ""
         code, _ = _convert(tmp_path, [body])
         captured = capsys.readouterr()

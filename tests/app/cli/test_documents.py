@@ -18,8 +18,9 @@ ROOT = Path(__file__).resolve().parents[3]
 ALPHA = (ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml").read_text()
 
 
-def test_convert_reads_a_directory_and_skips_what_is_not_a_manifest(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_convert_reads_a_directory_and_skips_what_is_not_a_manifest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "dgd.yaml").write_text(ALPHA)
     (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
@@ -29,13 +30,17 @@ def test_convert_reads_a_directory_and_skips_what_is_not_a_manifest(tmp_path: Pa
     assert main(["convert", str(tmp_path)]) == 0
     out, err = capsys.readouterr()
     assert [(d["apiVersion"], d["kind"]) for d in yaml.safe_load_all(out)] == [
-        ("v1", "ConfigMap"), ("nvidia.com/v1beta1", "DynamoGraphDeployment")]
+        ("v1", "ConfigMap"),
+        ("nvidia.com/v1beta1", "DynamoGraphDeployment"),
+    ]
     assert err.startswith(f"{tmp_path}/config.yml: skipped: not a Kubernetes manifest\n")
     found = collect([str(tmp_path)])
     assert (len(found.documents), found.skipped) == (2, [str(tmp_path / "config.yml")])
 
 
-def test_convert_errors_name_the_file_line_and_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_convert_errors_name_the_file_line_and_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(ALPHA + "  extra: [\n")
     assert main(["convert", str(path)]) == 2
@@ -46,12 +51,15 @@ def test_convert_errors_name_the_file_line_and_column(tmp_path: Path, capsys: py
     path.write_text("a: 1\n?\n")  # a null key: kubectl refuses it, and so does convert
     assert main(["convert", str(path)]) == 2
     assert capsys.readouterr().err == (
-        f"dynamo-webhook convert: {path}:2:2: not valid YAML or JSON: unsupported map key of type: <nil>\n")
+        f"dynamo-webhook convert: {path}:2:2: not valid YAML or JSON: unsupported map key of type: <nil>\n"
+    )
     assert main(["convert", "--skip-non-manifests", str(path)]) == 0
     assert capsys.readouterr().err == f"{path}: skipped: not a Kubernetes manifest\n"
 
 
-def test_convert_reads_standard_input(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_convert_reads_standard_input(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(ALPHA))
     assert main(["convert", "-", "-q"]) == 0
     assert yaml.safe_load(capsys.readouterr().out)["apiVersion"] == "nvidia.com/v1beta1"
@@ -60,7 +68,8 @@ def test_convert_reads_standard_input(monkeypatch: pytest.MonkeyPatch, capsys: p
 def test_review_of_a_missing_file_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["review", "/nonexistent/review.json"]) == 2
     assert capsys.readouterr().err == (
-        "dynamo-webhook review: /nonexistent/review.json: cannot read: No such file or directory\n")
+        "dynamo-webhook review: /nonexistent/review.json: cannot read: No such file or directory\n"
+    )
 
 
 def test_review_reads_within_the_cap() -> None:

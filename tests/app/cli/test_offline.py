@@ -36,16 +36,30 @@ def _misspelt(tmp_path: Path) -> str:
     return _write(tmp_path, review)
 
 
-def test_an_unknown_field_is_refused_before_the_webhook(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unknown_field_is_refused_before_the_webhook(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _misspelt(tmp_path)
     code, out = _run(capsys, "--apiserver", "--path", "/mutate", path)
     assert code == 1
-    assert out == {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {
-        "uid": "e7a3c1c2-0001-4000-8000-000000000001", "allowed": False, "status": {
-            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": 'DynamoGraphDeployment in version "v1beta1" cannot be handled as a DynamoGraphDeployment: '
-                       'strict decoding error: unknown field "spec.components[0].replicsa"',
-            "reason": "BadRequest", "code": 400}}}
+    assert out == {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": {
+            "uid": "e7a3c1c2-0001-4000-8000-000000000001",
+            "allowed": False,
+            "status": {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": 'DynamoGraphDeployment in version "v1beta1" cannot be handled as a DynamoGraphDeployment: '
+                'strict decoding error: unknown field "spec.components[0].replicsa"',
+                "reason": "BadRequest",
+                "code": 400,
+            },
+        },
+    }
     # without the flag, today's answer: the webhook's own
     code, plain = _run(capsys, "--path", "/mutate", path)
     assert code == 0 and plain["response"]["allowed"] is True
@@ -60,8 +74,9 @@ def test_validate_warn_and_ignore(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert code == 0 and ignored["response"]["allowed"] is True and "warnings" not in ignored["response"]
 
 
-def test_a_schema_error_is_refused_before_a_validating_webhook(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_schema_error_is_refused_before_a_validating_webhook(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     review = admission_review("dgdsa-v1beta1-create.json")
     review["request"]["object"]["spec"]["replicas"] = -1
     path = _write(tmp_path, review)
@@ -72,16 +87,18 @@ def test_a_schema_error_is_refused_before_a_validating_webhook(tmp_path: Path,
     assert response["status"]["code"] == 422 and response["status"]["reason"] == "Invalid"
     assert response["status"]["message"] == (
         'DynamoGraphDeploymentScalingAdapter.nvidia.com "llama-agg-worker" is invalid: [spec.replicas: Invalid '
-        'value: -1: spec.replicas in body should be greater than or equal to 0, .spec.replicas: Invalid value: '
-        '-1: should be a non-negative integer]')
+        "value: -1: spec.replicas in body should be greater than or equal to 0, .spec.replicas: Invalid value: "
+        "-1: should be a non-negative integer]"
+    )
     assert response["status"]["details"]["causes"][0]["field"] == "spec.replicas"
     # a mutating webhook is called before that validation: it answers
     code, mutating = _run(capsys, "--apiserver", "--path", "/mutate", path)
     assert mutating["response"]["status"]["code"] != 422
 
 
-def test_the_webhook_answers_the_defaulted_object(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_webhook_answers_the_defaulted_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     review = admission_review("dgd-v1beta1-create.json")
     container = review["request"]["object"]["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]
     container["ports"] = [{"containerPort": 8000, "name": "http"}]
@@ -98,10 +115,15 @@ def test_the_webhook_answers_the_defaulted_object(tmp_path: Path, capsys: pytest
     assert code == 0 and out["response"]["allowed"] is True and out["response"]["patch"]
     sent = seen[-1]["request"]["object"]
     assert sent["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["ports"] == [
-        {"containerPort": 8000, "name": "http", "protocol": "TCP"}]
+        {"containerPort": 8000, "name": "http", "protocol": "TCP"}
+    ]
     _run(capsys, "--path", "/mutate", path)
-    assert "protocol" not in seen[-1]["request"]["object"]["spec"]["components"][1]["podTemplate"]["spec"][
-        "containers"][0]["ports"][0], "without --apiserver the webhook gets the object as written"
+    assert (
+        "protocol"
+        not in seen[-1]["request"]["object"]["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0][
+            "ports"
+        ][0]
+    ), "without --apiserver the webhook gets the object as written"
 
 
 def test_an_update(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -114,32 +136,48 @@ def test_an_update(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     review["request"]["object"]["spec"]["backendFramwork"] = "vllm"
     code, out = _run(capsys, "--apiserver", _write(tmp_path, review))
     assert code == 1 and out["response"]["status"]["code"] == 400
-    assert out["response"]["status"]["message"].endswith('strict decoding error: unknown field "spec.backendFramwork"')
+    assert out["response"]["status"]["message"].endswith(
+        'strict decoding error: unknown field "spec.backendFramwork"'
+    )
     code, out = _run(capsys, "--apiserver", "--validate", "warn", _write(tmp_path, review))
-    assert code == 1 and out["response"]["status"]["message"].endswith("is immutable and cannot be changed after creation")
-    assert out["response"]["warnings"] == ['unknown field "spec.backendFramwork"',
-                                           "Changing spec.backendFramework may cause unexpected behavior"], (
-        "the API server's warnings first, then the webhook's")
+    assert code == 1 and out["response"]["status"]["message"].endswith(
+        "is immutable and cannot be changed after creation"
+    )
+    assert out["response"]["warnings"] == [
+        'unknown field "spec.backendFramwork"',
+        "Changing spec.backendFramework may cause unexpected behavior",
+    ], "the API server's warnings first, then the webhook's"
 
 
 def test_a_deprecated_version_warns(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = _run(capsys, "--apiserver", str(ROOT / "examples/admission/dgd-v1alpha1-create.json"))
     assert code == 0
     assert out["response"]["warnings"][0] == (
-        "nvidia.com/v1alpha1 DynamoGraphDeployment is deprecated; use nvidia.com/v1beta1 DynamoGraphDeployment")
+        "nvidia.com/v1alpha1 DynamoGraphDeployment is deprecated; use nvidia.com/v1beta1 DynamoGraphDeployment"
+    )
 
 
-@pytest.mark.parametrize(("change", "args", "message"), [
-    ({"apiVersion": "v1", "kind": "ConfigMap"}, ["--apiserver"],
-     "--apiserver models the API server for nvidia.com custom resources only"),
-    ({"kind": "DynamoGraphDeploy"}, ["--apiserver"], "no vendored CRD serves kind 'DynamoGraphDeploy'"),
-    ({"metadata": {"name": "x", "labels": {"a": 1}}}, ["--apiserver"],
-     "kubectl refuses to send it: unable to decode"),
-    ({}, ["--validate", "warn"], "--validate applies with --apiserver only"),
-    ({}, ["--apiserver", "--path", "/convert"], "--path '/convert' is not an admission webhook path"),
-])
-def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Obj, args: list[str],
-                             message: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "args", "message"),
+    [
+        (
+            {"apiVersion": "v1", "kind": "ConfigMap"},
+            ["--apiserver"],
+            "--apiserver models the API server for nvidia.com custom resources only",
+        ),
+        ({"kind": "DynamoGraphDeploy"}, ["--apiserver"], "no vendored CRD serves kind 'DynamoGraphDeploy'"),
+        (
+            {"metadata": {"name": "x", "labels": {"a": 1}}},
+            ["--apiserver"],
+            "kubectl refuses to send it: unable to decode",
+        ),
+        ({}, ["--validate", "warn"], "--validate applies with --apiserver only"),
+        ({}, ["--apiserver", "--path", "/convert"], "--path '/convert' is not an admission webhook path"),
+    ],
+)
+def test_usage_errors_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Obj, args: list[str], message: str
+) -> None:
     review = admission_review("dgdsa-v1beta1-create.json")
     review["request"]["object"].update(change)
     assert main(["review", *args, _write(tmp_path, review)]) == 2

@@ -51,8 +51,16 @@ def _review_apiserver(tmp_path: Path, extra: list[str]) -> int:
 
 
 def _convert_check(tmp_path: Path, extra: list[str]) -> int:
-    return main(["convert", "--check", "--to", "nvidia.com/v1alpha1", _write(tmp_path, "m.yaml", CHECKPOINTED),
-                 *extra])
+    return main(
+        [
+            "convert",
+            "--check",
+            "--to",
+            "nvidia.com/v1alpha1",
+            _write(tmp_path, "m.yaml", CHECKPOINTED),
+            *extra,
+        ]
+    )
 
 
 def _serve(tmp_path: Path, extra: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
@@ -64,7 +72,9 @@ def _serve(tmp_path: Path, extra: list[str], monkeypatch: pytest.MonkeyPatch) ->
     from domain.admission import AdmissionContext
 
     def answer(settings: Settings) -> int:
-        state = AppState(settings=settings, admission=AdmissionContext(settings=settings.admission_settings()))
+        state = AppState(
+            settings=settings, admission=AdmissionContext(settings=settings.admission_settings())
+        )
         with TestClient(create_app(state)) as client:
             response = client.post("/validate", json=admission_review(CHECKPOINTED))
         return 0 if response.json()["response"]["allowed"] else 1
@@ -74,7 +84,10 @@ def _serve(tmp_path: Path, extra: list[str], monkeypatch: pytest.MonkeyPatch) ->
 
 
 COMMANDS: dict[str, Callable[..., int]] = {
-    "lint": _lint, "review": _review, "review --apiserver": _review_apiserver, "convert --check": _convert_check,
+    "lint": _lint,
+    "review": _review,
+    "review --apiserver": _review_apiserver,
+    "convert --check": _convert_check,
 }
 
 
@@ -112,11 +125,17 @@ def test_lint_takes_the_operator_version_and_gpu_discovery(
 
     monkeypatch.setattr(app.cli.offline.OfflineService, "__init__", spy)
     monkeypatch.setenv("DYNAMO_WEBHOOK_OPERATOR_VERSION", "1.2.3")
-    path = _write(tmp_path, "m.yaml", yaml.safe_load((ROOT / "examples/manifests/dgd-agg-v1beta1.yaml").read_text()))
+    path = _write(
+        tmp_path, "m.yaml", yaml.safe_load((ROOT / "examples/manifests/dgd-agg-v1beta1.yaml").read_text())
+    )
     assert main(["lint", path, "--no-feature-gpu-discovery", "--planner-service-account", "p"]) == 0
     assert main(["lint", path, "--operator-version", "2.0.0"]) == 0
     first, second = seen
-    assert (first.operator_version, first.gpu_discovery, first.planner_service_account) == ("1.2.3", False, "p")
+    assert (first.operator_version, first.gpu_discovery, first.planner_service_account) == (
+        "1.2.3",
+        False,
+        "p",
+    )
     assert (second.operator_version, second.gpu_discovery) == ("2.0.0", True)
 
 
@@ -140,6 +159,7 @@ def test_a_setting_that_is_not_valid_is_one_line(
     path = _write(tmp_path, "m.yaml", admission_review(CHECKPOINTED) if command == "review" else CHECKPOINTED)
     assert main([command, path]) == 2
     err = capsys.readouterr().err
-    assert err == (f"dynamo-webhook {command}: --feature-grove / DYNAMO_WEBHOOK_FEATURE_GROVE: Input should be "
-                   "a valid boolean, unable to interpret input (got 'maybe')\n")
-
+    assert err == (
+        f"dynamo-webhook {command}: --feature-grove / DYNAMO_WEBHOOK_FEATURE_GROVE: Input should be "
+        "a valid boolean, unable to interpret input (got 'maybe')\n"
+    )

@@ -19,14 +19,31 @@ from certs.kube import ApiError, Kube
 Obj = dict[str, Any]
 
 
-def crd(plural: str, storage: str = "v1beta1", stored: tuple[str, ...] = ("v1beta1",), served: tuple[str, ...] = (
-        "v1alpha1", "v1beta1"), status_subresource: bool = True) -> Obj:
+def crd(
+    plural: str,
+    storage: str = "v1beta1",
+    stored: tuple[str, ...] = ("v1beta1",),
+    served: tuple[str, ...] = ("v1alpha1", "v1beta1"),
+    status_subresource: bool = True,
+) -> Obj:
     return {
-        "metadata": {"name": f"{plural}.nvidia.com", "uid": f"uid-{plural}", "generation": 1, "resourceVersion": "1"},
-        "spec": {"versions": [
-            {"name": v, "served": True, "storage": v == storage,
-             **({"subresources": {"status": {}}} if status_subresource else {})} for v in served
-        ]},
+        "metadata": {
+            "name": f"{plural}.nvidia.com",
+            "uid": f"uid-{plural}",
+            "generation": 1,
+            "resourceVersion": "1",
+        },
+        "spec": {
+            "versions": [
+                {
+                    "name": v,
+                    "served": True,
+                    "storage": v == storage,
+                    **({"subresources": {"status": {}}} if status_subresource else {}),
+                }
+                for v in served
+            ]
+        },
         "status": {"storedVersions": list(stored)},
     }
 
@@ -77,8 +94,15 @@ class FakeApi:
     get = Kube.get
     list = Kube.list
 
-    def request(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None, body: Any = None,
-                content_type: str | None = None) -> Obj:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+    ) -> Obj:
         with self._lock:  # the tools call from several threads (list prefetch, rewrite workers)
             call = Call(method, path, list(query or []), copy.deepcopy(body))
             self.calls.append(call)
@@ -107,8 +131,14 @@ class FakeApi:
             return self._dynamo(call, parts[3:])
         if parts[-1] in self.others and call.method == "GET":
             namespace = parts[parts.index("namespaces") + 1] if "namespaces" in parts else None
-            return {"metadata": {}, "items": [copy.deepcopy(o) for o in self.others[parts[-1]]
-                                              if namespace in (None, o["metadata"].get("namespace"))]}
+            return {
+                "metadata": {},
+                "items": [
+                    copy.deepcopy(o)
+                    for o in self.others[parts[-1]]
+                    if namespace in (None, o["metadata"].get("namespace"))
+                ],
+            }
         raise ApiError(404, "NotFound", call.path)
 
     def _dynamo(self, call: Call, rest: list[str]) -> Obj:
@@ -136,18 +166,24 @@ class FakeApi:
 
     def _list(self, call: Call, plural: str, namespace: str | None) -> Obj:
         query = dict(call.query)
-        items = [o for (p, ns, _), o in sorted(self.objects.items()) if p == plural and namespace in (None, ns)]
+        items = [
+            o for (p, ns, _), o in sorted(self.objects.items()) if p == plural and namespace in (None, ns)
+        ]
         start = int(query.get("continue") or 0)
         limit = int(query.get("limit") or len(items) or 1)
-        page = items[start:start + limit]
+        page = items[start : start + limit]
         meta: Obj = {"resourceVersion": str(self.revision)}
         if start + limit < len(items):
             meta["continue"] = str(start + limit)
             meta["remainingItemCount"] = len(items) - start - limit
         kind = next(k.kind for k in KINDS if k.plural == plural)
         version = next(v["name"] for v in self.crds[plural]["spec"]["versions"] if v["storage"])
-        return {"metadata": meta, "items": [
-            {"apiVersion": f"nvidia.com/{version}", "kind": kind, **copy.deepcopy(o)} for o in page]}
+        return {
+            "metadata": meta,
+            "items": [
+                {"apiVersion": f"nvidia.com/{version}", "kind": kind, **copy.deepcopy(o)} for o in page
+            ],
+        }
 
     def writes(self) -> list[Call]:
         return [c for c in self.calls if c.method not in ("GET",)]

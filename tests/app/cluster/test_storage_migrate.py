@@ -22,12 +22,19 @@ from tests.app.cluster.dynamo_api import Call, FakeApi
 
 DGD, DCD = KINDS[0], KINDS[1]
 DGDS = "/apis/nvidia.com/v1beta1/namespaces/apps/dynamographdeployments"
-CRD_STATUS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/dynamographdeployments.nvidia.com/status"
+CRD_STATUS = (
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/dynamographdeployments.nvidia.com/status"
+)
 
 
 def dgd(name: str) -> dict[str, Any]:
-    return {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment",
-            "metadata": {"name": name, "namespace": "apps"}, "spec": {"components": []}, "status": {"state": "ok"}}
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name, "namespace": "apps"},
+        "spec": {"components": []},
+        "status": {"state": "ok"},
+    }
 
 
 def api_with(count: int, stored: tuple[str, ...] = ("v1beta1", "v1alpha1")) -> FakeApi:
@@ -54,17 +61,24 @@ def test_every_object_is_put_back_unchanged_to_its_status_then_stored_versions_i
     listed = {o["metadata"]["name"]: copy.deepcopy(o) for o in api.objects.values()}
     result = migrate(api, tmp_path)
     assert [(c.path, c.query) for c in puts(api)] == [
-        (f"{DGDS}/d{i}/status", [("fieldManager", "dynamo-webhook-storage-migrate")]) for i in range(3)]
+        (f"{DGDS}/d{i}/status", [("fieldManager", "dynamo-webhook-storage-migrate")]) for i in range(3)
+    ]
     # The body is the object exactly as listed, resourceVersion included (optimistic concurrency).
     assert [c.body for c in puts(api)] == [listed[f"d{i}"] for i in range(3)]
     (patch,) = [c for c in api.calls if c.method == "PATCH"]
     assert patch.path == CRD_STATUS
     assert patch.body == {"metadata": {"resourceVersion": "1"}, "status": {"storedVersions": ["v1beta1"]}}
     assert (result.objects, result.rewritten, result.stored_after, result.stored_versions_set) == (
-        3, 3, ("v1beta1",), True)
+        3,
+        3,
+        ("v1beta1",),
+        True,
+    )
     assert result.complete
-    assert result.note == ("storedVersions set to [v1beta1] (was [v1beta1, v1alpha1]): every object is stored as "
-                           "nvidia.com/v1beta1")
+    assert result.note == (
+        "storedVersions set to [v1beta1] (was [v1beta1, v1alpha1]): every object is stored as "
+        "nvidia.com/v1beta1"
+    )
     assert json.loads((tmp_path / "state.json").read_text()) == {"crds": {}}
 
 
@@ -75,14 +89,20 @@ def test_conflicts_are_retried_with_the_fresh_object_and_deleted_objects_skipped
     def concurrently(call: Call) -> None:
         if call.method == "PUT" and call.path.endswith("/d1/status") and not bumped:
             api.bump("dynamographdeployments", "apps", "d1")  # updated by someone else since the LIST
-            bumped.append(api.objects[("dynamographdeployments", "apps", "d1")]["metadata"]["resourceVersion"])
+            bumped.append(
+                api.objects[("dynamographdeployments", "apps", "d1")]["metadata"]["resourceVersion"]
+            )
         if call.method == "PUT" and call.path.endswith("/d2/status"):
             api.objects.pop(("dynamographdeployments", "apps", "d2"), None)  # deleted since the LIST
 
     api.before = concurrently
     result = migrate(api, tmp_path)
     d1 = [c for c in api.calls if "/d1" in c.path]
-    assert [(c.method, c.path.rsplit("/", 1)[-1]) for c in d1] == [("PUT", "status"), ("GET", "d1"), ("PUT", "status")]
+    assert [(c.method, c.path.rsplit("/", 1)[-1]) for c in d1] == [
+        ("PUT", "status"),
+        ("GET", "d1"),
+        ("PUT", "status"),
+    ]
     assert d1[2].body["metadata"]["resourceVersion"] == bumped[0] != d1[0].body["metadata"]["resourceVersion"]
     assert (result.rewritten, result.conflicts, result.deleted, result.failed) == (3, 1, 1, [])
     assert result.stored_versions_set
@@ -90,12 +110,20 @@ def test_conflicts_are_retried_with_the_fresh_object_and_deleted_objects_skipped
 
 def test_several_workers_rewrite_each_object_once(tmp_path: Path) -> None:
     api = api_with(23)
-    api.before = lambda call: api.bump("dynamographdeployments", "apps", "d7") if call.path.endswith("/d7/status") and \
-        call.body["metadata"]["resourceVersion"] == "108" else None
+    api.before = lambda call: (
+        api.bump("dynamographdeployments", "apps", "d7")
+        if call.path.endswith("/d7/status") and call.body["metadata"]["resourceVersion"] == "108"
+        else None
+    )
     result = migrate(api, tmp_path, workers=4)
     names = sorted(c.path.split("/")[-2] for c in puts(api))
     assert names == sorted([f"d{i}" for i in range(23)] + ["d7"])
-    assert (result.rewritten, result.conflicts, result.failed, result.stored_versions_set) == (23, 1, [], True)
+    assert (result.rewritten, result.conflicts, result.failed, result.stored_versions_set) == (
+        23,
+        1,
+        [],
+        True,
+    )
 
 
 def test_objects_that_cannot_be_rewritten_keep_stored_versions(tmp_path: Path) -> None:
@@ -129,7 +157,10 @@ def test_a_rerun_does_only_what_is_left(tmp_path: Path) -> None:
     api.before = stop_after_two
     with pytest.raises(KeyboardInterrupt):
         migrate(api, tmp_path)
-    assert len(json.loads((tmp_path / "state.json").read_text())["crds"]["uid-dynamographdeployments"]["done"]) == 2
+    assert (
+        len(json.loads((tmp_path / "state.json").read_text())["crds"]["uid-dynamographdeployments"]["done"])
+        == 2
+    )
     api.before = None
     api.calls.clear()
     result = migrate(api, tmp_path)
@@ -139,9 +170,20 @@ def test_a_rerun_does_only_what_is_left(tmp_path: Path) -> None:
 
 def test_progress_from_another_generation_of_the_crd_is_not_trusted(tmp_path: Path) -> None:
     api = api_with(2)
-    (tmp_path / "state.json").write_text(json.dumps({"crds": {"uid-dynamographdeployments": {
-        "crd": "dynamographdeployments.nvidia.com", "generation": 0, "storageVersion": "v1beta1",
-        "done": ["uid-apps-d0", "uid-apps-d1"]}}}))
+    (tmp_path / "state.json").write_text(
+        json.dumps(
+            {
+                "crds": {
+                    "uid-dynamographdeployments": {
+                        "crd": "dynamographdeployments.nvidia.com",
+                        "generation": 0,
+                        "storageVersion": "v1beta1",
+                        "done": ["uid-apps-d0", "uid-apps-d1"],
+                    }
+                }
+            }
+        )
+    )
     result = migrate(api, tmp_path)
     assert (result.earlier, result.rewritten) == (0, 2)
 
@@ -156,7 +198,10 @@ def test_stored_versions_are_left_alone_when_the_crd_changed_during_the_run(tmp_
     api.before = upgrade
     result = migrate(api, tmp_path)
     assert not [c for c in api.calls if c.method == "PATCH"]
-    assert result.note == "the CRD changed during the run (generation 1 -> 2): storedVersions left as is; run again"
+    assert (
+        result.note
+        == "the CRD changed during the run (generation 1 -> 2): storedVersions left as is; run again"
+    )
 
 
 def test_a_crd_status_conflict_is_retried(tmp_path: Path) -> None:
@@ -200,12 +245,19 @@ def test_dry_run_reports_and_writes_nothing(tmp_path: Path) -> None:
     with state.opened():
         result = Migrator(api, state, dry_run=True).migrate(DGD)  # type: ignore[arg-type]
     assert api.writes() == []
-    assert result.note == "would rewrite 3 of 3 object(s) (0 rewritten by an earlier run), then set storedVersions " \
+    assert (
+        result.note
+        == "would rewrite 3 of 3 object(s) (0 rewritten by an earlier run), then set storedVersions "
         "to [v1beta1]"
+    )
 
 
 def test_one_run_at_a_time_per_state_file(tmp_path: Path) -> None:
-    with State(tmp_path / "s.json").opened(), pytest.raises(storage_migrate.Busy), State(tmp_path / "s.json").opened():
+    with (
+        State(tmp_path / "s.json").opened(),
+        pytest.raises(storage_migrate.Busy),
+        State(tmp_path / "s.json").opened(),
+    ):
         pass
 
 
@@ -227,17 +279,26 @@ def connected(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeApi:
     return api
 
 
-def test_cli_text_report_and_exit_0(connected: FakeApi, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_cli_text_report_and_exit_0(
+    connected: FakeApi, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     assert main(["storage-migrate", "--qps", "20"]) == 0
     assert connected.seen == {"qps": 20.0}  # type: ignore[attr-defined]
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "dynamographdeployments.nvidia.com: storage version v1beta1, storedVersions [v1beta1, v1alpha1]"
+    assert (
+        out[0]
+        == "dynamographdeployments.nvidia.com: storage version v1beta1, storedVersions [v1beta1, v1alpha1]"
+    )
     assert out[1].startswith("  2 of 2 object(s) rewritten in ")
     assert out[1].endswith(" s (0 by an earlier run, 0 deleted meanwhile, 0 conflict(s) retried)")
-    assert out[2] == "  storedVersions set to [v1beta1] (was [v1beta1, v1alpha1]): every object is stored as " \
+    assert (
+        out[2] == "  storedVersions set to [v1beta1] (was [v1beta1, v1alpha1]): every object is stored as "
         "nvidia.com/v1beta1"
-    assert out[3:5] == ["dynamocomponentdeployments.nvidia.com: storage version v1beta1, storedVersions [v1beta1]",
-                        "  nothing to do: storedVersions is already [v1beta1]"]
+    )
+    assert out[3:5] == [
+        "dynamocomponentdeployments.nvidia.com: storage version v1beta1, storedVersions [v1beta1]",
+        "  nothing to do: storedVersions is already [v1beta1]",
+    ]
     assert out[5] == "dynamographdeploymentrequests.nvidia.com: CRD not installed"
     assert (tmp_path / "state" / "dynamo-webhook" / "storage-migrate.json").exists()
 
@@ -247,12 +308,17 @@ def test_cli_json_dry_run(connected: FakeApi, capsys: pytest.CaptureFixture[str]
     doc = json.loads(capsys.readouterr().out)
     assert doc["dryRun"] is True
     (crd,) = doc["crds"]
-    assert crd["objects"] == 2 and crd["rewritten"] == 0 and crd["storedVersionsAfter"] == ["v1beta1", "v1alpha1"]
+    assert (
+        crd["objects"] == 2
+        and crd["rewritten"] == 0
+        and crd["storedVersionsAfter"] == ["v1beta1", "v1alpha1"]
+    )
     assert connected.writes() == []
 
 
-def test_cli_exit_1_when_objects_could_not_be_rewritten(connected: FakeApi, capsys: pytest.CaptureFixture[str],
-                                                        tmp_path: Path) -> None:
+def test_cli_exit_1_when_objects_could_not_be_rewritten(
+    connected: FakeApi, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     def invalid(call: Call) -> None:
         if call.method == "PUT":
             raise ApiError(422, "Invalid", "nope")
@@ -261,8 +327,9 @@ def test_cli_exit_1_when_objects_could_not_be_rewritten(connected: FakeApi, caps
     assert main(["storage-migrate", "--state-file", str(tmp_path / "s.json")]) == 1
 
 
-def test_cli_exit_2_when_forbidden_or_misused(connected: FakeApi, capsys: pytest.CaptureFixture[str],
-                                              tmp_path: Path) -> None:
+def test_cli_exit_2_when_forbidden_or_misused(
+    connected: FakeApi, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     def forbidden(call: Call) -> None:
         if call.method == "PUT":
             raise ApiError(403, "Forbidden", "cannot update resource dynamographdeployments/status")
@@ -270,8 +337,10 @@ def test_cli_exit_2_when_forbidden_or_misused(connected: FakeApi, capsys: pytest
     connected.before = forbidden
     assert main(["storage-migrate", "--no-state"]) == 2
     captured = capsys.readouterr()
-    assert ("dynamo-webhook storage-migrate: stopped: the server refused the request (403 Forbidden): cannot update "
-            "resource dynamographdeployments/status\n") in captured.err
+    assert (
+        "dynamo-webhook storage-migrate: stopped: the server refused the request (403 Forbidden): cannot update "
+        "resource dynamographdeployments/status\n"
+    ) in captured.err
     assert main(["storage-migrate", "--kinds", "dm"]) == 2
     assert "DynamoModel has a single version: nothing to migrate" in capsys.readouterr().err
     assert main(["storage-migrate", "--qps", "-1"]) == 2
@@ -282,5 +351,7 @@ def test_a_crd_serving_no_version_is_left_alone(tmp_path: Path) -> None:
     api = FakeApi()
     api.add_crd("dynamographdeployments", stored=("v1beta1", "v1alpha1"), served=())
     result = migrate(api, tmp_path)
-    assert result.note == "no version of the CRD is served: its objects cannot be read" and not result.complete
+    assert (
+        result.note == "no version of the CRD is served: its objects cannot be read" and not result.complete
+    )
     assert [c.method for c in api.calls] == ["GET"]

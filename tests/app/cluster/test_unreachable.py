@@ -36,40 +36,65 @@ TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("crds release", ("crds", "release")),
 )
 #: What each tool was doing when the cluster failed it (before the cause).
-DOING = {"audit": "cannot read the cluster: ", "storage-migrate": "stopped: ", "certs status": "cannot read the cluster: ",
-         "certs ensure": "Kubernetes API: ", "crds release": ""}
+DOING = {
+    "audit": "cannot read the cluster: ",
+    "storage-migrate": "stopped: ",
+    "certs status": "cannot read the cluster: ",
+    "certs ensure": "Kubernetes API: ",
+    "crds release": "",
+}
 AFTER = {"crds release": " (no CRD changed)"}
 
 
 def kubeconfig(path: Path, server: str, **cluster: object) -> Path:
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "c", "cluster": {"server": server, **cluster}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
-        "current-context": "c",
-    }))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": server, **cluster}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "c",
+            }
+        )
+    )
     return path
 
 
-def run_all(config: Path, tools: tuple[tuple[str, tuple[str, ...]], ...] = TOOLS,
-            ) -> dict[str, subprocess.CompletedProcess[str]]:
+def run_all(
+    config: Path,
+    tools: tuple[tuple[str, tuple[str, ...]], ...] = TOOLS,
+) -> dict[str, subprocess.CompletedProcess[str]]:
     """Every tool of ``tools`` against ``config``, at the same time (most of each run is waiting for retries)."""
     env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
 
     def one(args: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(EXE), *args, "--kubeconfig", str(config)], cwd=ROOT, capture_output=True,
-                              text=True, timeout=120, env={**env, "XDG_STATE_HOME": str(config.parent)})
+        return subprocess.run(
+            [str(EXE), *args, "--kubeconfig", str(config)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**env, "XDG_STATE_HOME": str(config.parent)},
+        )
 
     with ThreadPoolExecutor(len(tools)) as pool:
         return dict(zip((name for name, _ in tools), pool.map(one, (args for _, args in tools)), strict=True))
 
 
-def assert_one_line(runs: dict[str, subprocess.CompletedProcess[str]], cause: str, *,
-                    doing: dict[str, str] = DOING, after: dict[str, str] = AFTER) -> None:
+def assert_one_line(
+    runs: dict[str, subprocess.CompletedProcess[str]],
+    cause: str,
+    *,
+    doing: dict[str, str] = DOING,
+    after: dict[str, str] = AFTER,
+) -> None:
     for name, proc in runs.items():
         assert "Traceback" not in proc.stderr, proc.stderr
-        assert proc.stderr == f"dynamo-webhook {name}: {doing[name]}{cause}{after.get(name, '')}\n", proc.stderr
+        assert proc.stderr == f"dynamo-webhook {name}: {doing[name]}{cause}{after.get(name, '')}\n", (
+            proc.stderr
+        )
         assert proc.returncode == EXIT_USAGE, (name, proc.returncode)
 
 
@@ -93,7 +118,9 @@ class Listener:
             with conn:
                 if self.mode == "http":
                     conn.recv(65536)
-                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    conn.sendall(
+                        b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    )
 
     def close(self) -> None:
         self.sock.close()
@@ -119,14 +146,20 @@ def test_a_closed_port_is_refused(tmp_path: Path) -> None:
     with socket.create_server(("127.0.0.1", 0)) as probe:
         port = probe.getsockname()[1]
     runs = run_all(kubeconfig(tmp_path / "kc", f"https://127.0.0.1:{port}"))
-    assert_one_line(runs, f"the connection to the server 127.0.0.1:{port} was refused - did you specify the right "
-                          "host or port?")
+    assert_one_line(
+        runs,
+        f"the connection to the server 127.0.0.1:{port} was refused - did you specify the right "
+        "host or port?",
+    )
 
 
-@pytest.mark.parametrize(("mode", "cause"), [
-    ("close", "the server closed the connection during the TLS handshake (EOF)"),
-    ("http", "TLS handshake failed: the server does not speak TLS (is it an http:// address?)"),
-])
+@pytest.mark.parametrize(
+    ("mode", "cause"),
+    [
+        ("close", "the server closed the connection during the TLS handshake (EOF)"),
+        ("http", "TLS handshake failed: the server does not speak TLS (is it an http:// address?)"),
+    ],
+)
 def test_a_server_that_hangs_up_or_speaks_plain_http(tmp_path: Path, mode: str, cause: str) -> None:
     listener = Listener(mode)
     try:
@@ -139,22 +172,34 @@ def test_a_server_that_hangs_up_or_speaks_plain_http(tmp_path: Path, mode: str, 
 def test_an_untrusted_certificate(tmp_path: Path, tls_fake: FakeKube) -> None:
     runs = run_all(tls_fake.kubeconfig(tmp_path / "kc"))
     server = tls_fake.url.removeprefix("https://")
-    assert_one_line(runs, f"unable to connect to the server {server}: TLS certificate verification failed: unable "
-                          "to get local issuer certificate (the kubeconfig's certificate-authority does not sign the "
-                          "server's certificate, or the certificate does not name the server)")
+    assert_one_line(
+        runs,
+        f"unable to connect to the server {server}: TLS certificate verification failed: unable "
+        "to get local issuer certificate (the kubeconfig's certificate-authority does not sign the "
+        "server's certificate, or the certificate does not name the server)",
+    )
     assert tls_fake.calls == []
 
 
 def test_a_missing_or_broken_kubeconfig(tmp_path: Path) -> None:
     missing = tmp_path / "missing"
     runs = run_all(missing)
-    assert_one_line(runs, f"no Kubernetes API configuration: kubeconfig {missing}: no such file",
-                    doing=dict.fromkeys(DOING, ""), after={})
+    assert_one_line(
+        runs,
+        f"no Kubernetes API configuration: kubeconfig {missing}: no such file",
+        doing=dict.fromkeys(DOING, ""),
+        after={},
+    )
     broken = tmp_path / "broken"
     broken.write_text("clusters: [unclosed\n")
     runs = run_all(broken)
-    assert_one_line(runs, f"no Kubernetes API configuration: kubeconfig {broken}: not valid YAML: expected ',' or "
-                          "']', but got '<stream end>' (line 2, column 1)", doing=dict.fromkeys(DOING, ""), after={})
+    assert_one_line(
+        runs,
+        f"no Kubernetes API configuration: kubeconfig {broken}: not valid YAML: expected ',' or "
+        "']', but got '<stream end>' (line 2, column 1)",
+        doing=dict.fromkeys(DOING, ""),
+        after={},
+    )
 
 
 def test_insecure_skip_tls_verify_warns_once(tmp_path: Path, tls_fake: FakeKube) -> None:
@@ -163,10 +208,17 @@ def test_insecure_skip_tls_verify_warns_once(tmp_path: Path, tls_fake: FakeKube)
     runs = run_all(config, tuple(tool for tool in TOOLS if tool[0] != "certs ensure"))
     runs |= run_all(config, tuple(tool for tool in TOOLS if tool[0] == "certs ensure"))
     server = tls_fake.url.removeprefix("https://")
-    warning = (f"warning: the API server {server} is used without checking its certificate "
-               "(insecure-skip-tls-verify in the kubeconfig)\n")
-    expected = {"audit": EXIT_OK, "storage-migrate": EXIT_OK, "certs status": EXIT_FINDINGS,
-                "certs ensure": EXIT_OK, "crds release": EXIT_OK}
+    warning = (
+        f"warning: the API server {server} is used without checking its certificate "
+        "(insecure-skip-tls-verify in the kubeconfig)\n"
+    )
+    expected = {
+        "audit": EXIT_OK,
+        "storage-migrate": EXIT_OK,
+        "certs status": EXIT_FINDINGS,
+        "certs ensure": EXIT_OK,
+        "crds release": EXIT_OK,
+    }
     for name, proc in runs.items():
         assert proc.stderr.startswith(warning), (name, proc.stderr)
         assert proc.stderr.count("warning") == 1 and "InsecureRequestWarning" not in proc.stderr, proc.stderr
@@ -176,8 +228,9 @@ def test_insecure_skip_tls_verify_warns_once(tmp_path: Path, tls_fake: FakeKube)
 
 
 @pytest.mark.parametrize("args", [args for _, args in TOOLS])
-def test_every_tool_help_ends_with_the_common_exit_table(args: tuple[str, ...],
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_tool_help_ends_with_the_common_exit_table(
+    args: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
     from app.cli.main import main
 
     with pytest.raises(SystemExit):
@@ -187,10 +240,18 @@ def test_every_tool_help_ends_with_the_common_exit_table(args: tuple[str, ...],
 
 
 def test_the_exit_table_is_the_tools_and_the_docs() -> None:
-    statuses = {EXIT_OK: "0 done", EXIT_FINDINGS: "1 findings", EXIT_USAGE: "2 a usage error",
-                EXIT_INTERRUPTED: "130 interrupted"}
+    statuses = {
+        EXIT_OK: "0 done",
+        EXIT_FINDINGS: "1 findings",
+        EXIT_USAGE: "2 a usage error",
+        EXIT_INTERRUPTED: "130 interrupted",
+    }
     assert all(text in EXIT_STATUSES for text in statuses.values())
     docs = (ROOT / "docs" / "operations.md").read_text()
-    table = docs[docs.index("### Exit status and errors of the cluster tools"):]
-    rows = [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| ") and "Exit" not in line]
+    table = docs[docs.index("### Exit status and errors of the cluster tools") :]
+    rows = [
+        line.split("|")[1].strip()
+        for line in table.splitlines()
+        if line.startswith("| ") and "Exit" not in line
+    ]
     assert rows[:4] == [str(code) for code in statuses]

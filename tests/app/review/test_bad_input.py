@@ -56,7 +56,9 @@ def test_absurd_nesting_is_400(client: TestClient, depth: int) -> None:
 
 
 def test_admission_review_sent_to_convert_is_400(client: TestClient) -> None:
-    _assert_json_error(_post_raw(client, "/convert", json.dumps(admission_review()).encode()), 400, "ConversionReview")
+    _assert_json_error(
+        _post_raw(client, "/convert", json.dumps(admission_review()).encode()), 400, "ConversionReview"
+    )
 
 
 @pytest.mark.parametrize(
@@ -77,14 +79,18 @@ def test_broken_envelope_is_400(client: TestClient, mutate: Any, fragment: str) 
     _assert_json_error(_post_raw(client, "/validate", json.dumps(review).encode()), 400, fragment)
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "application/yaml", ""])
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "application/yaml", ""]
+)
 def test_wrong_content_type_is_415(client: TestClient, content_type: str) -> None:
     resp = _post_raw(client, "/validate", json.dumps(admission_review()).encode(), content_type)
     _assert_json_error(resp, 415, "Content-Type")
 
 
 def test_content_type_with_charset_is_accepted(client: TestClient) -> None:
-    resp = _post_raw(client, "/validate", json.dumps(admission_review()).encode(), "application/json; charset=utf-8")
+    resp = _post_raw(
+        client, "/validate", json.dumps(admission_review()).encode(), "application/json; charset=utf-8"
+    )
     assert resp.status_code == 200
 
 
@@ -106,14 +112,20 @@ def test_default_limits_are_7_and_64_mib() -> None:
 def test_conversion_has_the_larger_limit() -> None:
     with make_client(max_admission_bytes=10_000, max_conversion_bytes=100_000) as client:
         objects = [{"apiVersion": "v1", "kind": "Nonsense", "metadata": {"name": "x" * 15_000}}]
-        body = json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
-                           "request": {"uid": "u", "desiredAPIVersion": "nvidia.com/v1beta1", "objects": objects}})
+        body = json.dumps(
+            {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "ConversionReview",
+                "request": {"uid": "u", "desiredAPIVersion": "nvidia.com/v1beta1", "objects": objects},
+            }
+        )
         assert _post_raw(client, "/convert", body.encode()).status_code == 200
         assert _post_raw(client, "/convert", (body + " " * 100_000).encode()).status_code == 413
 
 
 def test_streamed_body_over_limit_is_413() -> None:
     with make_client(max_admission_bytes=1000) as client:
+
         def chunks() -> Any:
             for _ in range(10):
                 yield b" " * 500
@@ -130,15 +142,27 @@ def test_wrong_method_and_unknown_path(client: TestClient) -> None:
 @pytest.mark.parametrize(
     ("mutate", "fragment"),
     [
-        (lambda r: r["request"]["object"].update(spec="oops"), "request.object.spec: expected a JSON object, got string"),
-        (lambda r: r["request"]["object"].update(metadata=[1]), "request.object.metadata: expected a JSON object"),
-        (lambda r: r["request"]["object"]["metadata"].update(labels={"a": 1}), "request.object.metadata.labels"),
+        (
+            lambda r: r["request"]["object"].update(spec="oops"),
+            "request.object.spec: expected a JSON object, got string",
+        ),
+        (
+            lambda r: r["request"]["object"].update(metadata=[1]),
+            "request.object.metadata: expected a JSON object",
+        ),
+        (
+            lambda r: r["request"]["object"]["metadata"].update(labels={"a": 1}),
+            "request.object.metadata.labels",
+        ),
         (lambda r: r["request"]["object"]["metadata"].update(name=5), "request.object.metadata.name"),
         (lambda r: r["request"].update(object=None), "request.object: Required value"),
         (lambda r: r["request"].update(object="x"), "request.object: expected a JSON object, got string"),
         (lambda r: r["request"].update(operation="PATCH"), 'request.operation: Unsupported value: "PATCH"'),
         (lambda r: r["request"].pop("kind"), "request.kind"),
-        (lambda r: r["request"].update(kind={"group": "nvidia.com"}), "request.kind: version and kind are required"),
+        (
+            lambda r: r["request"].update(kind={"group": "nvidia.com"}),
+            "request.kind: version and kind are required",
+        ),
         (lambda r: r["request"].update(userInfo="me"), "request.userInfo"),
         (lambda r: r["request"].update(operation="UPDATE"), "request.oldObject: Required value"),
     ],
@@ -170,7 +194,9 @@ def test_delete_with_null_object_is_allowed(client: TestClient) -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -182,10 +208,21 @@ def _reviewish() -> st.SearchStrategy[Any]:
             "uid": st.one_of(st.text(max_size=5), json_values),
             "kind": st.one_of(
                 json_values,
-                st.fixed_dictionaries({"group": st.sampled_from(["nvidia.com", "", 1]),
-                                       "version": st.sampled_from(["v1alpha1", "v1beta1", "v1", None]),
-                                       "kind": st.sampled_from(["DynamoGraphDeployment", "DynamoModel", "Pod",
-                                                                "DynamoGraphDeploymentRequest", "X"])}),
+                st.fixed_dictionaries(
+                    {
+                        "group": st.sampled_from(["nvidia.com", "", 1]),
+                        "version": st.sampled_from(["v1alpha1", "v1beta1", "v1", None]),
+                        "kind": st.sampled_from(
+                            [
+                                "DynamoGraphDeployment",
+                                "DynamoModel",
+                                "Pod",
+                                "DynamoGraphDeploymentRequest",
+                                "X",
+                            ]
+                        ),
+                    }
+                ),
             ),
             "operation": st.one_of(st.sampled_from(["CREATE", "UPDATE", "DELETE", "CONNECT"]), json_values),
             "object": json_values,
@@ -200,8 +237,9 @@ def _reviewish() -> st.SearchStrategy[Any]:
     )
     return st.fixed_dictionaries(
         {
-            "apiVersion": st.sampled_from(["admission.k8s.io/v1", "admission.k8s.io/v1beta1",
-                                           "apiextensions.k8s.io/v1", "v1"]),
+            "apiVersion": st.sampled_from(
+                ["admission.k8s.io/v1", "admission.k8s.io/v1beta1", "apiextensions.k8s.io/v1", "v1"]
+            ),
             "kind": st.sampled_from(["AdmissionReview", "ConversionReview", "Other"]),
             "request": st.one_of(request, json_values),
         }
@@ -211,10 +249,22 @@ def _reviewish() -> st.SearchStrategy[Any]:
 _fuzz_client = make_client()
 
 
-@given(body=st.one_of(st.binary(max_size=64), json_values.map(lambda v: json.dumps(v).encode()),
-                      _reviewish().map(lambda v: json.dumps(v).encode())),
-       path=st.sampled_from(["/validate", "/mutate", "/convert", "/mutate-core-v1-pod-checkpoint-restore",
-                             "/validate/nvidia.com/v1beta1/dynamographdeployments"]))
+@given(
+    body=st.one_of(
+        st.binary(max_size=64),
+        json_values.map(lambda v: json.dumps(v).encode()),
+        _reviewish().map(lambda v: json.dumps(v).encode()),
+    ),
+    path=st.sampled_from(
+        [
+            "/validate",
+            "/mutate",
+            "/convert",
+            "/mutate-core-v1-pod-checkpoint-restore",
+            "/validate/nvidia.com/v1beta1/dynamographdeployments",
+        ]
+    ),
+)
 def test_random_bodies_never_produce_a_5xx(body: bytes, path: str) -> None:
     resp = _post_raw(_fuzz_client, path, body)
     assert resp.status_code in (200, 400), resp.text
@@ -237,7 +287,12 @@ def _nesting(node: Any) -> int:
     levels, level = 0, [node]
     while level:
         levels += 1
-        level = [c for n in level for c in (n.values() if isinstance(n, dict) else n) if isinstance(c, (dict, list))]
+        level = [
+            c
+            for n in level
+            for c in (n.values() if isinstance(n, dict) else n)
+            if isinstance(c, (dict, list))
+        ]
     return levels
 
 
@@ -248,8 +303,12 @@ _json_values = st.recursive(
 )
 
 
-@given(doc=st.one_of(st.lists(_json_values, max_size=3), st.dictionaries(st.text(max_size=2), _json_values, max_size=3)),
-       budget=st.integers(min_value=1, max_value=8))
+@given(
+    doc=st.one_of(
+        st.lists(_json_values, max_size=3), st.dictionaries(st.text(max_size=2), _json_values, max_size=3)
+    ),
+    budget=st.integers(min_value=1, max_value=8),
+)
 def test_depth_check_counts_nesting_levels(doc: Any, budget: int) -> None:
     assert _within(doc, budget) is (_nesting(doc) <= budget)
 
@@ -272,7 +331,9 @@ def _refused(doc: Any) -> bool:
 
 @pytest.mark.parametrize("as_dict", [False, True])
 @pytest.mark.parametrize("innermost", [0, "text", [], {}, [1, [2]], {"a": {}}])
-@pytest.mark.parametrize("depth", [1, MAX_DEPTH - 3, MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 300, 600])
+@pytest.mark.parametrize(
+    "depth", [1, MAX_DEPTH - 3, MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 300, 600]
+)
 def test_depth_check_refuses_exactly_what_the_walk_refuses(depth: int, innermost: Any, as_dict: bool) -> None:
     # The check runs on orjson's encoder, padded to MAX_DEPTH; the plain walk is its definition.
     doc = _nested(depth, innermost, as_dict)
@@ -289,12 +350,18 @@ def test_depth_check_of_values_the_encoder_refuses(depth: int) -> None:
 def test_depth_check_on_a_worker_thread() -> None:
     # Each thread pads with its own lists: a large review is checked on a worker thread.
     with ThreadPoolExecutor(2) as pool:
-        results = list(pool.map(_refused, [_nested(d, 0, False) for d in range(MAX_DEPTH - 20, MAX_DEPTH + 20)] * 10))
+        results = list(
+            pool.map(_refused, [_nested(d, 0, False) for d in range(MAX_DEPTH - 20, MAX_DEPTH + 20)] * 10)
+        )
     assert results == [d > MAX_DEPTH for d in range(MAX_DEPTH - 20, MAX_DEPTH + 20)] * 10
 
 
-@given(doc=st.one_of(st.lists(_json_values, max_size=3), st.dictionaries(st.text(max_size=2), _json_values, max_size=3)),
-       depth=st.integers(min_value=MAX_DEPTH - 8, max_value=MAX_DEPTH + 2))
+@given(
+    doc=st.one_of(
+        st.lists(_json_values, max_size=3), st.dictionaries(st.text(max_size=2), _json_values, max_size=3)
+    ),
+    depth=st.integers(min_value=MAX_DEPTH - 8, max_value=MAX_DEPTH + 2),
+)
 def test_depth_check_of_any_document(doc: Any, depth: int) -> None:
     wrapped = _nested(depth - _nesting(doc) if depth > _nesting(doc) else 0, doc, as_dict=False)
     assert _refused(wrapped) is (_nesting(wrapped) > MAX_DEPTH)
@@ -320,7 +387,9 @@ def test_parsing_refuses_exactly_the_deep_documents(as_dict: bool, depth: int, p
 @given(
     body=st.one_of(
         st.binary(max_size=400),
-        st.lists(st.sampled_from([b"{", b"[", b"}", b"]", b'"', b"a", b"\xff", b"\x00"]), max_size=300).map(b"".join),
+        st.lists(st.sampled_from([b"{", b"[", b"}", b"]", b'"', b"a", b"\xff", b"\x00"]), max_size=300).map(
+            b"".join
+        ),
     )
 )
 def test_the_quick_count_counts_every_opening_bracket(body: bytes) -> None:

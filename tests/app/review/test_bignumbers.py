@@ -41,13 +41,18 @@ def post(client: TestClient, path: str, doc: Any, number: str) -> Any:
     return response.json()["response"]
 
 
-@pytest.mark.parametrize("number", ["1e400", "-1e400", "1.5e309", "123456789e400", "9" * 400, "-" + "9" * 400])
+@pytest.mark.parametrize(
+    "number", ["1e400", "-1e400", "1.5e309", "123456789e400", "9" * 400, "-" + "9" * 400]
+)
 @pytest.mark.parametrize("path", ["/validate", "/mutate"])
 def test_a_typed_number_field_is_refused_in_go_s_words(client: TestClient, path: str, number: str) -> None:
     answer = post(client, path, admission_review(dgd("NUMBER"), uid="big-1"), number)
     assert answer["uid"] == "big-1" and answer["allowed"] is False
     assert answer["status"]["code"] == 400
-    assert answer["status"]["message"] == f"json: cannot unmarshal number {number} into Go struct field {REPLICAS}"
+    assert (
+        answer["status"]["message"]
+        == f"json: cannot unmarshal number {number} into Go struct field {REPLICAS}"
+    )
 
 
 def test_an_untyped_field_is_refused_naming_it(client: TestClient) -> None:
@@ -106,11 +111,18 @@ def test_a_body_holding_the_stand_in_text_keeps_it() -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
-    max_leaves=12,
-), st.integers(0, 3))
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+        max_leaves=12,
+    ),
+    st.integers(0, 3),
+)
 def test_decoded_as_orjson_decodes_the_rest(value: Any, big: int) -> None:
     text = json.dumps({"v": value, "big": ["1e400"] * big}).replace('"1e400"', "1e400").encode()
     try:
@@ -140,7 +152,15 @@ def test_a_conversion_fails_naming_the_object_and_the_field(objects: int) -> Non
 # --------------------------------------------------------------------------- one pass, one decode
 
 #: Numbers past a double's range, and numbers near them that are not.
-PAST = ["1e400", "-1e400", "1.5E+0400", "9" * 400, "0.5e309", "1.7976931348623159e308", "2e99999999999999999999"]
+PAST = [
+    "1e400",
+    "-1e400",
+    "1.5E+0400",
+    "9" * 400,
+    "0.5e309",
+    "1.7976931348623159e308",
+    "2e99999999999999999999",
+]
 NEAR = ["1e300", "1e-400", "1.7976931348623157e308", "0e999", "1" + "0" * 120 + "e-50", "-0.0", "12"]
 
 
@@ -171,7 +191,7 @@ def one_number_at_a_time(text: str) -> Any:
             match = NUMBER.match(text, exc.pos)
             if not exc.msg.startswith("number is infinity") or match is None or _ == MAX_NUMBERS:
                 raise
-            text = f'{text[: exc.pos]}"{tag}{match.group()}"{text[match.end():]}'
+            text = f'{text[: exc.pos]}"{tag}{match.group()}"{text[match.end() :]}'
             continue
         return normal(doc, "\x00" + tag[6:])
     raise AssertionError("unreachable")
@@ -185,7 +205,7 @@ def normal(value: Any, tag: str = "") -> Any:
     if type(value) is OutOfRange:
         return ("past", value.literal)
     if tag and type(value) is str and value.startswith(tag):
-        return ("past", value[len(tag):])
+        return ("past", value[len(tag) :])
     if isinstance(value, dict):
         return {k: normal(v, tag) for k, v in value.items()}
     if isinstance(value, list):
@@ -206,8 +226,12 @@ def outcome(decode: Any, text: str) -> Any:
 
 
 json_with_numbers = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.sampled_from([*PAST, *NEAR]).map(Number)
-    | st.text(max_size=6) | st.sampled_from(["1e400", "a 1e400 \\", '"1e400"', "\\u0000x:1e400"]),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.sampled_from([*PAST, *NEAR]).map(Number)
+    | st.text(max_size=6)
+    | st.sampled_from(["1e400", "a 1e400 \\", '"1e400"', "\\u0000x:1e400"]),
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=3), inner, max_size=4),
     max_leaves=40,
 )
@@ -223,7 +247,7 @@ def test_one_pass_decodes_as_one_number_at_a_time(value: Any, data: st.DataObjec
     text = dump({"v": value, "w": [Number("1e400")]})
     if data.draw(st.booleans()):
         cut = data.draw(st.integers(0, len(text)))
-        text = text[:cut] + data.draw(damages) + text[cut + data.draw(st.integers(0, 3)):]
+        text = text[:cut] + data.draw(damages) + text[cut + data.draw(st.integers(0, 3)) :]
     body = text.encode()
     try:
         orjson.loads(body)
@@ -278,7 +302,10 @@ def test_a_large_review_of_such_objects_is_answered_in_the_review() -> None:
 @pytest.mark.parametrize(
     ("last", "words"),
     [
-        (b'{"a":[' + b",".join([b"1e400"] * (MAX_NUMBERS + 1)) + b"]}", "number is infinity when parsed as double"),
+        (
+            b'{"a":[' + b",".join([b"1e400"] * (MAX_NUMBERS + 1)) + b"]}",
+            "number is infinity when parsed as double",
+        ),
         (b'{"a":[1e400,x]}', "unexpected character"),
         (b'{"a":[1e400,"1e400\\q"]}', "invalid escaped sequence in string"),
     ],
@@ -298,7 +325,7 @@ def test_numbers_in_strings_and_near_the_range_are_left_alone() -> None:
     outcome = review_conversion_body(large_review([THIRTY_TWO, *[near] * 2000]))
     assert (outcome.allowed, outcome.message) == (False, IN_THE_REVIEW)
     doc = parse_json(b'{"x":' + near + b',"y":1e400}')
-    assert doc["x"]["a"] == ["1e400 \" 1e400", 1e300, 1.7976931348623157e308, 0.0, 1.0]
+    assert doc["x"]["a"] == ['1e400 " 1e400', 1e300, 1.7976931348623157e308, 0.0, 1.0]
     assert doc["y"].literal == "1e400"
 
 
@@ -308,7 +335,9 @@ def test_an_untyped_field_fails_the_review_the_same_way_read_whole_or_not(object
     listed[1] = listed[1][:-1] + b',"extra":{"x":[1,' + b",".join([b"-1e400"] * 31) + b"]}}"
     outcome = assert_same_answer(payloads.encoded_conversion_review(listed))
     assert isinstance(outcome, Outcome) and not outcome.allowed
-    assert outcome.message.startswith("extra.x[1]: json: cannot unmarshal number -1e400 into Go value of type float64")
+    assert outcome.message.startswith(
+        "extra.x[1]: json: cannot unmarshal number -1e400 into Go value of type float64"
+    )
 
 
 @pytest.mark.parametrize("shift", [-12, -7, -4, -2, -1, 0, 1, 3, 6, 5000])

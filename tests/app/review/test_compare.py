@@ -195,7 +195,10 @@ def test_epp_config_go_zero_fields_are_artefacts_only_for_a_round_trip() -> None
     # the operator writes them: under the vectors' equality they are not artefacts
     assert diff_paths(normalize({"spec": written}), normalize({"spec": hand})) != []
     # the same config, for a round-trip check
-    assert diff_paths(normalize({"spec": written}, epp_zero=True), normalize({"spec": hand}, epp_zero=True)) == []
+    assert (
+        diff_paths(normalize({"spec": written}, epp_zero=True), normalize({"spec": hand}, epp_zero=True))
+        == []
+    )
     other = {"eppConfig": {"config": {"plugins": [{"type": "t", "parameters": {"k": None}}]}}}
     assert normalize({"spec": other})["spec"]["eppConfig"]["config"]["plugins"][0]["parameters"] == {
         "k": None

@@ -49,7 +49,10 @@ def assert_same_answer(body: bytes) -> Outcome | BadRequest:
     assert isinstance(actual, Outcome), actual.message
     assert b"".join(actual.pieces()) == expected.body
     assert (actual.uid, actual.allowed, actual.code, actual.message) == (
-        expected.uid, expected.allowed, expected.code, expected.message
+        expected.uid,
+        expected.allowed,
+        expected.code,
+        expected.message,
     )
     assert actual.conversions == expected.conversions
     assert actual.kind == expected.kind
@@ -59,7 +62,10 @@ def assert_same_answer(body: bytes) -> Outcome | BadRequest:
 def _reason(message: str) -> str:
     """What a 400 says, beside its words: too deep (a whole decode past orjson's own limit of
     1024 levels says so in orjson's words, which name the depth too), not JSON, or its message."""
-    if message.startswith(f"JSON nesting deeper than {MAX_DEPTH} levels") or "depth limit exceeded" in message:
+    if (
+        message.startswith(f"JSON nesting deeper than {MAX_DEPTH} levels")
+        or "depth limit exceeded" in message
+    ):
         return "too deep"
     if message.startswith("request body is not valid JSON: "):
         return "not JSON"
@@ -89,7 +95,9 @@ def test_a_list_of_stored_objects_is_answered_alike(desired: str, indent: bool) 
     assert isinstance(outcome, Outcome) and len(outcome.conversions) == 120
 
 
-@pytest.mark.parametrize("name", ["vectors_dgd.jsonl", "vectors_dcd.jsonl", "dgdr_vectors.jsonl", "dgdsa_vectors.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["vectors_dgd.jsonl", "vectors_dcd.jsonl", "dgdr_vectors.jsonl", "dgdsa_vectors.jsonl"]
+)
 def test_every_conversion_vector_in_one_review(name: str) -> None:
     vectors = load_vectors(name)
     for key in ("input", "src", "source", "in"):
@@ -113,7 +121,8 @@ def test_objects_of_several_kinds_and_unlike_starts() -> None:
     owned = copy.deepcopy(dgds[:3])
     start = {"apiVersion": owned[0]["apiVersion"], "kind": owned[0]["kind"]}
     owned[0]["metadata"]["ownerReferences"] = [
-        {**start, "name": "a", "uid": "1"}, {**start, "name": "b", "uid": "2"}
+        {**start, "name": "a", "uid": "1"},
+        {**start, "name": "b", "uid": "2"},
     ]
     assert_same_answer(orjson.dumps(review(owned)))
 

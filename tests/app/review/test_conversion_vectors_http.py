@@ -15,7 +15,9 @@ from tests.app.conftest import JSON_HEADERS, conversion_review, make_client
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "conversion"
 FILES = ("vectors_dgd.jsonl", "vectors_dcd.jsonl", "dgdr_vectors.jsonl", "dgdsa_vectors.jsonl")
-VECTORS = [json.loads(line) for name in FILES for line in (FIXTURES / name).read_text().splitlines() if line.strip()]
+VECTORS = [
+    json.loads(line) for name in FILES for line in (FIXTURES / name).read_text().splitlines() if line.strip()
+]
 _client = make_client()
 
 

@@ -59,7 +59,9 @@ def test_mutating_answer_carries_base64_json_patch_without_removes(
     assert patched["spec"]["replicas"] == 1
 
 
-def test_mutating_answer_without_changes_has_no_patch(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mutating_answer_without_changes_has_no_patch(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(kinds, "default", lambda inp, ctx: Decision.allow(patched=inp.object))
     out = post(client, "/mutate", admission_review())["response"]
     assert "patch" not in out and "patchType" not in out
@@ -77,8 +79,13 @@ def test_denial_keeps_status_and_clips_warnings(client: TestClient, monkeypatch:
     upstream_sized = "u" * 189
 
     def deny(inp: AdmissionInput, ctx: AdmissionContext, spec_decodes: bool = False) -> Decision:
-        return Decision.deny('Kind.nvidia.com "a" is invalid: spec: Required value', 422, "Invalid",
-                             warnings=[long_warning, "short", upstream_sized], details={"name": "a"})
+        return Decision.deny(
+            'Kind.nvidia.com "a" is invalid: spec: Required value',
+            422,
+            "Invalid",
+            warnings=[long_warning, "short", upstream_sized],
+            details={"name": "a"},
+        )
 
     monkeypatch.setattr(kinds, "validate", deny)
     out = post(client, "/validate", admission_review())["response"]
@@ -151,7 +158,9 @@ def _obj(name: str, **spec: Any) -> dict[str, Any]:
     }
 
 
-def test_conversion_keeps_order_count_and_metadata(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_conversion_keeps_order_count_and_metadata(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(kinds, "convert", _fake_convert)
     objects = [_obj(f"o{i}") for i in range(5)]
     out = post(client, "/convert", conversion_review(objects))
@@ -285,7 +294,10 @@ def test_request_gvks_are_read_once_per_value(monkeypatch: pytest.MonkeyPatch) -
         ({"group": 1, "version": "v1", "kind": "Pod"}, "request.kind.group: expected a string, got integer"),
         ({"version": "v1", "kind": ["Pod"]}, "request.kind.kind: expected a string, got array"),
         ({"group": "nvidia.com", "kind": "DynamoModel"}, "request.kind: version and kind are required"),
-        ({"group": "nvidia.com", "version": "v1beta1", "kind": ""}, "request.kind: version and kind are required"),
+        (
+            {"group": "nvidia.com", "version": "v1beta1", "kind": ""},
+            "request.kind: version and kind are required",
+        ),
         ("DynamoModel", "request.kind: expected an object with group, version and kind, got string"),
     ],
 )

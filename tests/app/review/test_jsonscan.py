@@ -18,7 +18,10 @@ from app.review.bignumbers import loads_with_big_numbers
 from app.review.jsonscan import ScanError, TooDeep, document_end, elements, members, validate, value_end
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12)
     | st.sampled_from(['"', "\\", "[", "]", "{", "}", '\\"', "},{", '"}],[{"']),
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=6), inner, max_size=5),
@@ -70,9 +73,11 @@ def is_json(text: bytes) -> bool:
 def test_a_damaged_document_is_refused_where_a_decoder_refuses_it(value: Any, data: st.DataObject) -> None:
     text = json.dumps([value, value]).encode()
     cut = data.draw(st.integers(0, len(text)))
-    damaged = text[:cut] + data.draw(st.sampled_from([b"", b",", b"]", b"}", b'"', b"\\", b"{", b"x"])) + text[
-        cut + data.draw(st.integers(0, 2)) :
-    ]
+    damaged = (
+        text[:cut]
+        + data.draw(st.sampled_from([b"", b",", b"]", b"}", b'"', b"\\", b"{", b"x"]))
+        + text[cut + data.draw(st.integers(0, 2)) :]
+    )
     valid = is_json(damaged)
     try:
         for a, b in spans_of(damaged):

@@ -13,12 +13,19 @@ from hypothesis import strategies as st
 
 from app.review.reviews import json_patch
 
-scalars = st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False, width=16) | st.text(
-    alphabet="ab~/", max_size=3)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.floats(allow_nan=False, width=16)
+    | st.text(alphabet="ab~/", max_size=3)
+)
 values = st.recursive(
     scalars,
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(alphabet="ab~/", max_size=3),
-                                                                        children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.text(alphabet="ab~/", max_size=3), children, max_size=3)
+    ),
     max_leaves=12,
 )
 

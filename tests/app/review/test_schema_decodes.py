@@ -74,7 +74,9 @@ VALUES: tuple[Any, ...] = (
 )
 
 
-def _paths(node: dict[str, Any], path: tuple[Step, ...] = ()) -> Iterator[tuple[tuple[Step, ...], dict[str, Any]]]:
+def _paths(
+    node: dict[str, Any], path: tuple[Step, ...] = ()
+) -> Iterator[tuple[tuple[Step, ...], dict[str, Any]]]:
     """Every node of a skeleton with its path (lists and maps entered through one element)."""
     yield path, node
     if "x" in node:
@@ -214,7 +216,9 @@ def test_what_is_not_vouched_for() -> None:
     assert not vouched({"components": [{"name": "w", "replicas": "2"}]})  # a type problem
     assert not vouched(None) and not vouched([])  # no spec object
     assert not _vouched({"apiVersion": B1, "kind": dgd, "metadata": {}})
-    problem, decodes = check_object({"apiVersion": B1, "kind": dgd, "metadata": {}, "spec": {}, "x": "y"}, B1, dgd)
+    problem, decodes = check_object(
+        {"apiVersion": B1, "kind": dgd, "metadata": {}, "spec": {}, "x": "y"}, B1, dgd
+    )
     assert problem is None and decodes  # only the spec is told of
     assert check_object(_object(dgd, {}), B1, "Unknown") == (None, False)
 
@@ -250,7 +254,14 @@ def _specs(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @given(_specs())
-@example({"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoComponentDeployment", "metadata": {"name": "g", "namespace": "ns"}, "spec": {"sharedMemorySize": "", "compilationCache": None, "backendFramework": 0}})
+@example(
+    {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {"sharedMemorySize": "", "compilationCache": None, "backendFramework": 0},
+    }
+)
 def test_generated_specs(obj: dict[str, Any]) -> None:
     _vouched(obj)
 
@@ -272,7 +283,9 @@ def _views_built(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return built
 
 
-def test_a_migrated_update_whose_spec_decodes_is_validated_without_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_migrated_update_whose_spec_decodes_is_validated_without_a_view(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from app.review.dispatch import review_admission
     from bench import payloads
     from domain.admission import AdmissionContext
@@ -292,7 +305,9 @@ def test_a_migrated_update_whose_spec_decodes_is_validated_without_a_view(monkey
     )
 
 
-def test_the_rules_called_without_the_verdict_decode_the_spec_themselves(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_rules_called_without_the_verdict_decode_the_spec_themselves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # The type check's verdict is passed to the rules, never left in the request: called without
     # it, the rules take the documented default (unknown: they build the view) and answer the same.
     import kinds
@@ -308,7 +323,10 @@ def test_the_rules_called_without_the_verdict_decode_the_spec_themselves(monkeyp
     inp = admission_input(read_admission_review(review))
     direct = kinds.validate(inp, AdmissionContext())
     assert len(built) == 1
-    assert (direct.allowed, direct.warnings) == (through_review.allowed, through_review.response.get("warnings", []))
+    assert (direct.allowed, direct.warnings) == (
+        through_review.allowed,
+        through_review.response.get("warnings", []),
+    )
     assert kinds.validate(inp, AdmissionContext(), spec_decodes=True) == direct
     assert len(built) == 1
 
@@ -352,7 +370,9 @@ def test_a_value_its_go_type_refuses_is_answered_400_in_go_s_words(review_type: 
     assert _answer(review, review_type).allowed
     # a time in the status
     review = build()
-    review["request"]["object"]["status"] = {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "today"}]}
+    review["request"]["object"]["status"] = {
+        "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "today"}]
+    }
     outcome = _answer(review, review_type)
     assert (outcome.code, outcome.message) == (
         400,
@@ -369,7 +389,9 @@ def test_a_type_problem_met_first_is_the_one_told() -> None:
     components[0]["replicas"] = "two"
     components[1]["podTemplate"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "x"
     outcome = _answer(review, "validate")
-    assert outcome.code == 400 and outcome.message.endswith("components[0].replicas: expected integer, got string")
+    assert outcome.code == 400 and outcome.message.endswith(
+        "components[0].replicas: expected integer, got string"
+    )
 
 
 def test_a_stored_object_and_a_conversion_review_are_not_parsed_here() -> None:
@@ -394,14 +416,18 @@ def test_a_stored_object_and_a_conversion_review_are_not_parsed_here() -> None:
     assert not conversion.allowed and 'time: invalid duration "soon"' in conversion.message
 
 
-def test_values_seen_to_parse_are_remembered_without_changing_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_values_seen_to_parse_are_remembered_without_changing_an_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from app.review import schema
 
     monkeypatch.setattr(schema, "_PARSE", set())
     monkeypatch.setattr(schema, "_PARSE_SIZE", 2)
     path = _leaves("DynamoComponentDeployment", "quantity")[0]
     for value in ["1", "x", "1", 1, "2Gi", "x", 2.0, "3", "1", "1 GPU"]:
-        problem, _ = check_object(_object("DynamoComponentDeployment", _place(path, value)), B1, "DynamoComponentDeployment")
+        problem, _ = check_object(
+            _object("DynamoComponentDeployment", _place(path, value)), B1, "DynamoComponentDeployment"
+        )
         assert (problem == QUANTITY_TEXT) is (value in ("x", "1 GPU")), value
         assert len(schema._PARSE) <= 2
     assert all(key[2] not in ("x", "1 GPU") for key in schema._PARSE)  # only what parsed is kept

@@ -19,7 +19,9 @@ import kinds
 from tests.app.conftest import JSON_HEADERS, admission_review, conversion_review
 
 ROOT = Path(__file__).resolve().parents[3]
-MANIFESTS = {p.stem: yaml.safe_load(p.read_text()) for p in sorted((ROOT / "examples/manifests").glob("*.yaml"))}
+MANIFESTS = {
+    p.stem: yaml.safe_load(p.read_text()) for p in sorted((ROOT / "examples/manifests").glob("*.yaml"))
+}
 ENVELOPES = ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"]
 
 
@@ -94,8 +96,13 @@ def _mixed_objects(count: int) -> list[dict[str, Any]]:
     objects = []
     for i in range(count):
         obj = copy.deepcopy(convertible[i % len(convertible)])
-        obj["metadata"] = {**obj["metadata"], "name": f"{obj['metadata']['name']}-{i}", "uid": f"uid-{i}",
-                           "resourceVersion": str(1000 + i), "generation": 1}
+        obj["metadata"] = {
+            **obj["metadata"],
+            "name": f"{obj['metadata']['name']}-{i}",
+            "uid": f"uid-{i}",
+            "resourceVersion": str(1000 + i),
+            "generation": 1,
+        }
         objects.append(obj)
     return objects
 
@@ -119,9 +126,12 @@ def test_conversion_batches(client: TestClient, count: int, desired: str) -> Non
 
 def test_one_bad_object_fails_the_whole_batch(client: TestClient) -> None:
     objects = _mixed_objects(50)
-    objects[37] = {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment",
-                   "metadata": {"name": "dup", "namespace": "ns"},
-                   "spec": {"components": [{"name": "a"}, {"name": "a"}]}}
+    objects[37] = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "dup", "namespace": "ns"},
+        "spec": {"components": [{"name": "a"}, {"name": "a"}]},
+    }
     resp = _post(client, "/convert", conversion_review(objects, "nvidia.com/v1alpha1"))["response"]
     assert resp["result"]["status"] == "Failure"
     assert resp["result"]["message"].startswith('duplicate component name "a" in spec.components')

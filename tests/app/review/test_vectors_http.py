@@ -16,8 +16,12 @@ from tests.app.conftest import JSON_HEADERS, make_client
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "admission"
 KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoGraphDeploymentRequest", "DynamoModel")
-VECTORS = [json.loads(line) for kind in KINDS for line in (FIXTURES / f"{kind}.jsonl").read_text().splitlines()
-           if line.strip()]
+VECTORS = [
+    json.loads(line)
+    for kind in KINDS
+    for line in (FIXTURES / f"{kind}.jsonl").read_text().splitlines()
+    if line.strip()
+]
 # The vectors were produced by an operator built as version 1.1.0 (see their origin-version annotations).
 _client = make_client(operator_version="1.1.0")
 ABSENT = "<absent>"
@@ -39,7 +43,10 @@ def review(vec: dict[str, Any]) -> dict[str, Any]:
             "name": meta.get("name", ""),
             "namespace": meta.get("namespace", ""),
             "operation": vec["operation"],
-            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
+            "userInfo": {
+                "username": "kubernetes-admin",
+                "groups": ["system:masters", "system:authenticated"],
+            },
             "object": vec.get("object"),
             "oldObject": vec.get("oldObject"),
         },

@@ -264,7 +264,9 @@ def test_the_default_budget_shares_the_limit_among_workers() -> None:
     assert default_budget(1, None) == 512 * MiB
 
 
-@pytest.mark.parametrize("limit", [160 * MiB, 256 * MiB, 415 * MiB, 416 * MiB, 608 * MiB, 1024 * MiB, 4096 * MiB])
+@pytest.mark.parametrize(
+    "limit", [160 * MiB, 256 * MiB, 415 * MiB, 416 * MiB, 608 * MiB, 1024 * MiB, 4096 * MiB]
+)
 def test_the_workers_that_fit_keep_the_default_budget_true(limit: int) -> None:
     """As many workers as fit, each with at least the floor: the processes at rest and their budgets
     add up to no more than the limit; one more would not."""

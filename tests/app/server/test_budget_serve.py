@@ -37,8 +37,10 @@ def _tls(server: Server) -> ssl.SSLSocket:
 
 
 def _head(path: str, length: int) -> bytes:
-    return (f"POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {length}\r\n\r\n").encode()
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {length}\r\n\r\n"
+    ).encode()
 
 
 def _post(server: Server, path: str, body: bytes) -> tuple[int, dict[str, object]]:
@@ -84,17 +86,22 @@ def test_promised_bodies_reserve_budget_not_memory(server: Server) -> None:
         assert status == 200 and answer["response"]["allowed"] is True  # type: ignore[index]
         # A conversion cannot have its share within half the timeout the API server gave it.
         status, answer = _post(server, "/convert?timeout=2s", _conversion("late"))
-        assert (status, answer) == (503, {
-            "code": 503,
-            "error": f"the server's memory budget ({BUDGET // MiB} MiB) stayed in use by other requests for 1 s; retry",
-        })
+        assert (status, answer) == (
+            503,
+            {
+                "code": 503,
+                "error": f"the server's memory budget ({BUDGET // MiB} MiB) stayed in use by other requests for 1 s; retry",
+            },
+        )
         # Eight promised 64 MiB bodies: no buffer of their size was made (512 MiB before).
         assert status_kib(server.proc.pid, "VmHWM") - peak < 32 * 1024
     finally:
         for sock in flood:
             sock.close()
     # Once the promises are gone, so are their reservations.
-    _wait_for(lambda: _post(server, "/convert", _conversion("after"))[0] == 200, "the budget was not given back")
+    _wait_for(
+        lambda: _post(server, "/convert", _conversion("after"))[0] == 200, "the budget was not given back"
+    )
 
 
 def test_a_review_that_could_never_fit_is_refused_413_at_once(server: Server) -> None:
@@ -119,11 +126,15 @@ def test_a_request_whose_caller_left_while_it_waited_is_dropped(server: Server) 
         body = _conversion("abandoned")
         with _tls(server) as sock:
             sock.sendall(_head("/convert", len(body)) + body)
-        _wait_for(lambda: "caller gone: review dropped" in server.log_path.read_text(), "the review was not dropped")
+        _wait_for(
+            lambda: "caller gone: review dropped" in server.log_path.read_text(), "the review was not dropped"
+        )
     finally:
         for sock in flood:
             sock.close()
-    _wait_for(lambda: _post(server, "/convert", _conversion("next"))[0] == 200, "the budget was not given back")
+    _wait_for(
+        lambda: _post(server, "/convert", _conversion("next"))[0] == 200, "the budget was not given back"
+    )
     # The review's log line may be written just after its answer is sent.
     _wait_for(lambda: _answered(server, "next"), "the next review was not logged")
     assert not _answered(server, "abandoned")

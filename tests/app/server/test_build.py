@@ -26,7 +26,12 @@ def test_rule_modules_are_the_files_setup_compiles() -> None:
     # every package of the layer is in it, and of app/ only the review path's pure modules (the
     # envelopes, the dispatch, the type check): HTTP, CLI and settings stay Python
     assert {m.split(".")[0] for m in as_modules} == {*build.COMPILED_PACKAGES, "app"}
-    assert [m for m in as_modules if m.startswith("app.")] == ["app.review.dispatch", "app.review.errors", "app.review.reviews", "app.review.schema"]
+    assert [m for m in as_modules if m.startswith("app.")] == [
+        "app.review.dispatch",
+        "app.review.errors",
+        "app.review.reviews",
+        "app.review.schema",
+    ]
 
 
 def test_build_kind_agrees_with_where_the_modules_come_from() -> None:
@@ -38,7 +43,6 @@ def test_build_kind_agrees_with_where_the_modules_come_from() -> None:
     assert build.build_kind() == expected
     if os.environ.get("DYNAMO_WEBHOOK_EXPECT_BUILD"):
         assert build.build_kind() == os.environ["DYNAMO_WEBHOOK_EXPECT_BUILD"]
-
 
 
 def test_the_classes_built_for_every_review_have_an_init_the_build_compiles() -> None:
@@ -100,5 +104,9 @@ def test_no_interpreted_class_extends_a_class_of_the_rule_layer() -> None:
             for _, cls in inspect.getmembers(module, inspect.isclass):
                 if cls.__module__ != info.name:
                     continue
-                offenders += [f"{info.name}.{cls.__name__} extends {base.__module__}.{base.__name__}" for base in cls.__mro__[1:] if base.__module__ in rule]
+                offenders += [
+                    f"{info.name}.{cls.__name__} extends {base.__module__}.{base.__name__}"
+                    for base in cls.__mro__[1:]
+                    if base.__module__ in rule
+                ]
     assert offenders == []

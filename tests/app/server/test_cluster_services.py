@@ -20,8 +20,10 @@ from tests.fakekube.server import FakeKube
 
 __all__ = ["fake_kube", "kubeconfig_path"]
 
-EPP_DGD = Path(__file__).resolve().parents[2] / "fixtures/conversion/manifests/" \
+EPP_DGD = (
+    Path(__file__).resolve().parents[2] / "fixtures/conversion/manifests/"
     "v1alpha1__DynamoGraphDeployment__qwen3-0-6b-agg.yaml"
+)
 
 
 @pytest.fixture
@@ -32,12 +34,20 @@ def lookups(kubeconfig_path: Path) -> LiveLookups:
 def test_cluster_topology_binding_read(lookups: LiveLookups, fake_kube: FakeKube) -> None:
     with pytest.raises(LookupNotFound):
         lookups.cluster_topology("gb200")
-    fake_kube.put("grove.io", "clustertopologybindings", {
-        "metadata": {"name": "gb200"},
-        "spec": {"levels": [{"domain": "zone", "key": "topology.kubernetes.io/zone"},
-                            {"domain": "rack", "key": "example.com/rack"},
-                            {"domain": "host", "key": "kubernetes.io/hostname"}]},
-    })
+    fake_kube.put(
+        "grove.io",
+        "clustertopologybindings",
+        {
+            "metadata": {"name": "gb200"},
+            "spec": {
+                "levels": [
+                    {"domain": "zone", "key": "topology.kubernetes.io/zone"},
+                    {"domain": "rack", "key": "example.com/rack"},
+                    {"domain": "host", "key": "kubernetes.io/hostname"},
+                ]
+            },
+        },
+    )
     assert lookups.cluster_topology("gb200") == ("zone", "rack", "host")
 
 
@@ -60,7 +70,8 @@ def test_failed_reads_show_the_api_servers_message(
             LiveLookups(Forbidden()).inference_pool_available()
         assert str(err.value) == "/apis/inference.networking.k8s.io is forbidden: User cannot get path"
     assert [r.getMessage() for r in caplog.records] == [
-        "reading ClusterTopologyBinding failed", "InferencePool API discovery failed"
+        "reading ClusterTopologyBinding failed",
+        "InferencePool API discovery failed",
     ]
 
 
@@ -80,7 +91,9 @@ def test_discovery_is_cached(kubeconfig_path: Path, fake_kube: FakeKube) -> None
 def test_epp_components_need_the_inference_pool_api_in_a_cluster(
     kubeconfig_path: Path, fake_kube: FakeKube, tmp_path: Path
 ) -> None:
-    services = build_cluster_services(Settings(kubeconfig=kubeconfig_path, cert_mode="dev", cert_dir=tmp_path))
+    services = build_cluster_services(
+        Settings(kubeconfig=kubeconfig_path, cert_mode="dev", cert_dir=tmp_path)
+    )
     assert services.lookups is not None
     services.lookups.discovery_ttl = 0
     ctx = services.admission_context(Settings(cert_mode="dev"))
@@ -89,8 +102,10 @@ def test_epp_components_need_the_inference_pool_api_in_a_cluster(
     inp = make_input(obj["apiVersion"], obj["kind"], "CREATE", obj)
     denied = kinds.validate(inp, ctx)
     assert denied.allowed is False
-    assert ("Forbidden: cannot deploy EPP component: InferencePool API group (inference.networking.k8s.io) is "
-            "not available in the cluster") in denied.message
+    assert (
+        "Forbidden: cannot deploy EPP component: InferencePool API group (inference.networking.k8s.io) is "
+        "not available in the cluster"
+    ) in denied.message
     fake_kube.extra_groups.add(INFERENCE_POOL_GROUP)
     assert "InferencePool" not in kinds.validate(inp, ctx).message
     # Offline (no API), the look-up is skipped as upstream does without a cluster.

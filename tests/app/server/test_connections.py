@@ -11,7 +11,9 @@ from app.server import connections
 from app.server.connections import ConnectionWatch, Limits
 
 
-def test_memory_is_released_after_many_closes_and_when_the_last_closes(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_memory_is_released_after_many_closes_and_when_the_last_closes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     releases: list[int] = []
 
     async def main() -> None:

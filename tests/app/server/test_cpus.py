@@ -34,19 +34,29 @@ def test_cpu_max_v2(text: str, quota: float | None) -> None:
 
 @pytest.mark.parametrize(
     ("quota_text", "period_text", "quota"),
-    [("200000\n", "100000\n", 2.0), ("250000", "100000", 2.5), ("-1\n", "100000\n", None), ("x", "100000", None)],
+    [
+        ("200000\n", "100000\n", 2.0),
+        ("250000", "100000", 2.5),
+        ("-1\n", "100000\n", None),
+        ("x", "100000", None),
+    ],
 )
 def test_cfs_quota_v1(quota_text: str, period_text: str, quota: float | None) -> None:
     assert cpus.parse_cfs(quota_text, period_text) == quota
 
 
-@pytest.mark.parametrize(("quota", "whole"), [(0.1, 1), (0.5, 1), (1.0, 1), (1.5, 2), (2.0, 2), (2.01, 3), (3.9, 4)])
+@pytest.mark.parametrize(
+    ("quota", "whole"), [(0.1, 1), (0.5, 1), (1.0, 1), (1.5, 2), (2.0, 2), (2.01, 3), (3.9, 4)]
+)
 def test_a_quota_is_rounded_up_to_at_least_one(quota: float, whole: int) -> None:
     assert cpus.whole_cpus(quota) == whole
 
 
 def test_cgroup_paths_of_v2_v1_and_hybrid() -> None:
-    assert cpus.cgroup_paths("0::/kubepods.slice/pod1/cri-1.scope\n") == ("/kubepods.slice/pod1/cri-1.scope", None)
+    assert cpus.cgroup_paths("0::/kubepods.slice/pod1/cri-1.scope\n") == (
+        "/kubepods.slice/pod1/cri-1.scope",
+        None,
+    )
     v1 = "12:memory:/kubepods/pod1/c1\n4:cpu,cpuacct:/kubepods/pod1/c1\n1:name=systemd:/x\n"
     assert cpus.cgroup_paths(v1) == (None, "/kubepods/pod1/c1")
     assert cpus.cgroup_paths("3:cpuacct:/a\n1:cpu:/b\n0::/c\n") == ("/c", "/b")
@@ -70,11 +80,15 @@ def _cgroup(tmp_path: Path, proc_text: str, files: dict[str, str]) -> tuple[Path
 
 
 def test_v2_quota_at_the_process_path(tmp_path: Path) -> None:
-    root, proc = _cgroup(tmp_path, "0::/kubepods/pod1/c1\n", {
-        "cpu.max": "max 100000\n",
-        "kubepods/pod1/cpu.max": "max 100000\n",
-        "kubepods/pod1/c1/cpu.max": "150000 100000\n",
-    })
+    root, proc = _cgroup(
+        tmp_path,
+        "0::/kubepods/pod1/c1\n",
+        {
+            "cpu.max": "max 100000\n",
+            "kubepods/pod1/cpu.max": "max 100000\n",
+            "kubepods/pod1/c1/cpu.max": "150000 100000\n",
+        },
+    )
     assert cpus.quota_cpus(root, proc) == 1.5
     assert cpus.available_cpus(root, proc) == 2
 

@@ -31,7 +31,9 @@ def _scope(body: bytes) -> dict[str, Any]:
 
 def test_a_body_that_does_not_arrive_in_time_is_answered_408() -> None:
     settings = Settings(body_timeout=0.2)
-    app = create_app(AppState(settings=settings, admission=AdmissionContext(settings=settings.admission_settings())))
+    app = create_app(
+        AppState(settings=settings, admission=AdmissionContext(settings=settings.admission_settings()))
+    )
     body = orjson.dumps(admission_review(uid="late"))
     sent: list[Message] = []
 

@@ -45,10 +45,14 @@ def test_sighup_rereads_the_certificate_and_loses_no_review(tmp_path: Path) -> N
     server = Server(tmp_path / "certs", ("--cert-reload-interval", "10"))
     try:
         body = _large_conversion(4)
-        head = (b"POST /convert HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                b"Content-Length: %d\r\n\r\n" % len(body))
-        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw, \
-                server.context().wrap_socket(raw, server_hostname="localhost") as sock:
+        head = (
+            b"POST /convert HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body)
+        )
+        with (
+            socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw,
+            server.context().wrap_socket(raw, server_hostname="localhost") as sock,
+        ):
             sock.sendall(head + body[: len(body) // 2])  # a review in flight
             fresh = _new_pair(server)
             server.proc.send_signal(signal.SIGHUP)

@@ -49,10 +49,12 @@ def test_anything_else_is_other(kind: str, operation: str, expected: tuple[str, 
 
 def test_conversion_directions_are_between_served_versions() -> None:
     assert labels.conversion_key(("DynamoGraphDeployment", "v1alpha1->v1beta1")) == (
-        "DynamoGraphDeployment", "v1alpha1->v1beta1"
+        "DynamoGraphDeployment",
+        "v1alpha1->v1beta1",
     )
     assert labels.conversion_key(("DynamoComponentDeployment", "v1beta1->v1beta1")) == (
-        "DynamoComponentDeployment", "v1beta1->v1beta1"
+        "DynamoComponentDeployment",
+        "v1beta1->v1beta1",
     )
     assert labels.conversion_key(("DynamoGraphDeployment", "v2->v1beta1")) == ("DynamoGraphDeployment", OTHER)
     # DynamoModel has no conversion: none of its directions is one.
@@ -100,7 +102,9 @@ def test_made_up_reviews_leave_the_metrics_the_size_they_were(client: TestClient
     assert REGISTRY.get_sample_value("dynamo_webhook_admission_reviews_total", other) == counted + 1000
 
 
-def _review_line(client: TestClient, review: dict[str, Any], caplog: pytest.LogCaptureFixture) -> dict[str, Any]:
+def _review_line(
+    client: TestClient, review: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> dict[str, Any]:
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="dynamo_webhook.review"):
         resp = client.post("/validate", content=json.dumps(review), headers=JSON_HEADERS)
@@ -109,7 +113,9 @@ def _review_line(client: TestClient, review: dict[str, Any], caplog: pytest.LogC
     return vars(record)
 
 
-def test_the_log_line_carries_a_made_up_value_cut(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+def test_the_log_line_carries_a_made_up_value_cut(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
     kept = LOG_VALUE_CHARS - 1
     review = admission_review(operation="P" * 100_000, uid="u" * 5000)
     review["request"]["kind"]["kind"] = "K" * 100_000
@@ -130,5 +136,8 @@ def test_the_log_line_carries_a_made_up_value_cut(client: TestClient, caplog: py
 def test_short_values_are_logged_whole(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
     line = _review_line(client, admission_review(operation="CREATE", uid="u-short"), caplog)
     assert (line["uid"], line["kind"], line["operation"], line["object"]) == (
-        "u-short", "DynamoGraphDeploymentScalingAdapter", "CREATE", "ns/a"
+        "u-short",
+        "DynamoGraphDeploymentScalingAdapter",
+        "CREATE",
+        "ns/a",
     )

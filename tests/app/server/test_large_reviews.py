@@ -32,7 +32,9 @@ def test_large_reviews_are_answered_one_at_a_time(monkeypatch: pytest.MonkeyPatc
         time.sleep(0.05)
         with lock:
             running -= 1
-        return Outcome(orjson.dumps({"uid": doc["request"]["uid"]}), uid=doc["request"]["uid"], operation="CONVERT")
+        return Outcome(
+            orjson.dumps({"uid": doc["request"]["uid"]}), uid=doc["request"]["uid"], operation="CONVERT"
+        )
 
     monkeypatch.setattr(routes, "review_conversion_body", slow_review)
     padding = {"kind": "Padding", "data": "x" * OFFLOAD_BYTES}
@@ -67,8 +69,11 @@ def test_a_large_admission_review_does_not_wait_behind_a_conversion(monkeypatch:
     padding = {"kind": "Padding", "data": "x" * OFFLOAD_BYTES}
     conversion = orjson.dumps(conversion_review([padding], uid="c"))
     admission = orjson.dumps(
-        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-         "request": {"uid": "a", "padding": "x" * OFFLOAD_BYTES}}
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {"uid": "a", "padding": "x" * OFFLOAD_BYTES},
+        }
     )
     app = create_app(AppState(settings=Settings()))
 

@@ -25,8 +25,18 @@ from tests.app.server.test_serve import ROOT, Server
 
 MAX_CONNECTIONS = 40
 MAX_HEADER_BYTES = 16 * 1024
-LIMITS = ("--header-timeout", "1", "--send-timeout", "1", "--body-timeout", "1",
-          "--max-connections", str(MAX_CONNECTIONS), "--max-header-bytes", str(MAX_HEADER_BYTES))
+LIMITS = (
+    "--header-timeout",
+    "1",
+    "--send-timeout",
+    "1",
+    "--body-timeout",
+    "1",
+    "--max-connections",
+    str(MAX_CONNECTIONS),
+    "--max-header-bytes",
+    str(MAX_HEADER_BYTES),
+)
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +78,11 @@ def _closed_by_reason(server: Server) -> dict[str, float]:
     url = f"http://127.0.0.1:{server.metrics_port}/metrics?name[]=dynamo_webhook_connections_closed_total"
     with urllib.request.urlopen(url, timeout=5) as resp:
         text = resp.read().decode()
-    return {line.split('"')[1]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-            if line.startswith("dynamo_webhook_connections_closed_total{")}
+    return {
+        line.split('"')[1]: float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("dynamo_webhook_connections_closed_total{")
+    }
 
 
 def test_half_sent_headers_and_handshakes_are_closed(server: Server) -> None:
@@ -145,8 +158,10 @@ def test_connections_beyond_the_cap_are_closed_at_once(server: Server) -> None:
 
 def test_a_408_closes_the_connection(server: Server) -> None:
     with _tls(server) as sock:
-        sock.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 1000\r\n\r\n{\"apiVersion\"")
+        sock.sendall(
+            b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 1000\r\n\r\n{"apiVersion"'
+        )
         sock.settimeout(5)
         answer = sock.recv(65536)
         assert answer.startswith(b"HTTP/1.1 408 ") and b"connection: close" in answer.lower()
@@ -197,11 +212,14 @@ def test_a_head_up_to_the_cap_is_answered_and_one_past_it_is_a_431(server: Serve
     server.wait_for_log("request head too large")
 
 
-@pytest.mark.parametrize(("start", "end"), [
-    (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Long: ", b"\r\n\r\n"),  # a header's value
-    (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-", b": 1\r\n\r\n"),  # a header's name
-    (b"GET /healthz?x=", b" HTTP/1.1\r\nHost: localhost\r\n\r\n"),  # the URL
-])
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Long: ", b"\r\n\r\n"),  # a header's value
+        (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-", b": 1\r\n\r\n"),  # a header's name
+        (b"GET /healthz?x=", b" HTTP/1.1\r\nHost: localhost\r\n\r\n"),  # the URL
+    ],
+)
 def test_a_long_url_is_a_414_and_a_long_header_a_431(server: Server, start: bytes, end: bytes) -> None:
     status = b"414" if start.startswith(b"GET /healthz?") else b"431"
     with _tls(server) as sock:
@@ -259,7 +277,9 @@ def test_a_head_of_64_mib_is_refused_in_bounded_memory(server: Server) -> None:
 
 def _large_conversion(mib: int) -> bytes:
     doc = json.loads((ROOT / "examples/conversion/dgd-to-v1beta1.json").read_text())
-    doc["request"]["objects"][0]["metadata"].setdefault("annotations", {})["example.com/padding"] = "x" * (mib << 20)
+    doc["request"]["objects"][0]["metadata"].setdefault("annotations", {})["example.com/padding"] = "x" * (
+        mib << 20
+    )
     return orjson.dumps(doc)
 
 
@@ -269,8 +289,10 @@ def _ask(server: Server, body: bytes) -> ssl.SSLSocket:
     raw.settimeout(10)
     raw.connect(("127.0.0.1", server.port))
     sock = server.context().wrap_socket(raw, server_hostname="localhost", suppress_ragged_eofs=False)
-    sock.sendall(b"POST /convert HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                 b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    sock.sendall(
+        b"POST /convert HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+    )
     return sock
 
 

@@ -237,7 +237,11 @@ def test_review_lines_and_other_records_keep_their_order(
     asyncio.run(main())
     assert len(per_turn_logging.writes) == 1
     lines = [orjson.loads(line) for line in per_turn_logging.writes[0].splitlines()]
-    assert [(line["msg"], line.get("uid")) for line in lines] == [("review", "u-1"), ("between", None), ("review", "u-2")]
+    assert [(line["msg"], line.get("uid")) for line in lines] == [
+        ("review", "u-1"),
+        ("between", None),
+        ("review", "u-2"),
+    ]
 
 
 def test_a_review_line_outside_a_loop_is_written_and_flushed_at_once(

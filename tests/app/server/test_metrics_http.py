@@ -63,7 +63,9 @@ def _closed_within(sock: socket.socket, seconds: float) -> bool:
 def test_metrics_on_a_kept_alive_connection_and_nothing_else(metrics: MetricsServer) -> None:
     with _connect(metrics) as sock:
         head, body = _exchange(sock, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert head.startswith(b"HTTP/1.1 200 ") and b"first_total 1.0" in body and b"second_total 2.0" in body
+        assert (
+            head.startswith(b"HTTP/1.1 200 ") and b"first_total 1.0" in body and b"second_total 2.0" in body
+        )
         head, body = _exchange(sock, b"GET /metrics?name[]=second_total HTTP/1.1\r\nHost: x\r\n\r\n")
         assert b"second_total 2.0" in body and b"first_total" not in body
         head, body = _exchange(sock, b"GET /metrics HTTP/1.1\r\nAccept-Encoding: gzip\r\n\r\n")

@@ -46,7 +46,9 @@ def _lines(stream: io.StringIO) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in stream.getvalue().split("\n") if line]
 
 
-def test_direct_line_equals_the_formatters(json_logging: io.StringIO, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_direct_line_equals_the_formatters(
+    json_logging: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
     review_log = ReviewLog("dynamo_webhook.review")
     assert observability._direct is not None
     # pytest's own log capture adds a handler for the test's call phase: the deployed setup has one.
@@ -58,7 +60,9 @@ def test_direct_line_equals_the_formatters(json_logging: io.StringIO, monkeypatc
     direct, formatted = _lines(json_logging)
     assert list(direct) == list(formatted)  # same members in the same order
     assert {k: v for k, v in direct.items() if k != "ts"} == {k: v for k, v in formatted.items() if k != "ts"}
-    assert direct["ts"][:16] == formatted["ts"][:16] and direct["ts"].endswith("Z") and len(direct["ts"]) == 24
+    assert (
+        direct["ts"][:16] == formatted["ts"][:16] and direct["ts"].endswith("Z") and len(direct["ts"]) == 24
+    )
 
 
 def test_level_and_added_handlers_are_honoured(json_logging: io.StringIO) -> None:

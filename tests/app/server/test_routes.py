@@ -22,7 +22,9 @@ Message = dict[str, Any]
 
 def _app() -> Any:
     settings = Settings()
-    return create_app(AppState(settings=settings, admission=AdmissionContext(settings=settings.admission_settings())))
+    return create_app(
+        AppState(settings=settings, admission=AdmissionContext(settings=settings.admission_settings()))
+    )
 
 
 def _call(
@@ -69,7 +71,9 @@ def _answer(sent: list[Message]) -> tuple[int, dict[bytes, bytes], bytes]:
 def test_body_in_several_messages_is_joined() -> None:
     body = orjson.dumps(admission_review(uid="split"))
     parts = [body[:10], b"", body[10:100], body[100:]]
-    messages = [{"type": "http.request", "body": p, "more_body": i < len(parts) - 1} for i, p in enumerate(parts)]
+    messages = [
+        {"type": "http.request", "body": p, "more_body": i < len(parts) - 1} for i, p in enumerate(parts)
+    ]
     status, headers, answer = _answer(_call(messages, _json_headers(body)))
     assert status == 200
     assert headers == {b"content-length": str(len(answer)).encode(), b"content-type": b"application/json"}
@@ -123,24 +127,35 @@ def test_client_gone_before_the_whole_body_is_counted_499(after: int) -> None:
 @pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"])
 @pytest.mark.parametrize("path", ["/validate", "/mutate", "/convert"])
 def test_other_methods_on_a_webhook_path_are_405_with_allow(method: str, path: str) -> None:
-    status, headers, answer = _answer(_call([{"type": "http.request", "body": b""}], [], path=path, method=method))
+    status, headers, answer = _answer(
+        _call([{"type": "http.request", "body": b""}], [], path=path, method=method)
+    )
     assert (status, headers[b"allow"], headers[b"content-type"]) == (405, b"POST", b"application/json")
-    assert orjson.loads(answer) == {"error": f"method {method} is not allowed on {path}; allowed: POST", "code": 405}
+    assert orjson.loads(answer) == {
+        "error": f"method {method} is not allowed on {path}; allowed: POST",
+        "code": 405,
+    }
 
 
 def test_an_unknown_path_is_404_in_the_error_shape() -> None:
     for method in ("GET", "POST"):
-        status, headers, answer = _answer(_call([{"type": "http.request", "body": b""}], [], path="/nope",
-                                                method=method))
+        status, headers, answer = _answer(
+            _call([{"type": "http.request", "body": b""}], [], path="/nope", method=method)
+        )
         assert (status, headers[b"content-type"]) == (404, b"application/json")
         assert orjson.loads(answer) == {"error": "no such path: /nope", "code": 404}
 
 
 @pytest.mark.parametrize("path", ["/healthz", "/readyz", "/metrics"])
 def test_probe_paths_take_get_and_head_only(path: str) -> None:
-    status, headers, answer = _answer(_call([{"type": "http.request", "body": b""}], [], path=path, method="POST"))
+    status, headers, answer = _answer(
+        _call([{"type": "http.request", "body": b""}], [], path=path, method="POST")
+    )
     assert (status, headers[b"allow"]) == (405, b"GET, HEAD")
-    assert orjson.loads(answer) == {"error": f"method POST is not allowed on {path}; allowed: GET, HEAD", "code": 405}
+    assert orjson.loads(answer) == {
+        "error": f"method POST is not allowed on {path}; allowed: GET, HEAD",
+        "code": 405,
+    }
     status, _, _ = _answer(_call([{"type": "http.request", "body": b""}], [], path=path, method="GET"))
     assert status in (200, 503)
 
@@ -156,5 +171,7 @@ def test_a_refusal_before_the_body_was_read_to_its_end_closes_the_connection() -
     for headers in unread:
         status, answer_headers, _ = _answer(_call(whole, headers))
         assert status in (400, 413, 415) and answer_headers[b"connection"] == b"close"
-    status, answer_headers, _ = _answer(_call([{"type": "http.request", "body": b"[1"}], _json_headers(b"[1")))
+    status, answer_headers, _ = _answer(
+        _call([{"type": "http.request", "body": b"[1"}], _json_headers(b"[1"))
+    )
     assert status == 400 and b"connection" not in answer_headers  # the body was read: the connection stays

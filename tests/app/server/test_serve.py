@@ -48,8 +48,15 @@ class Server:
     says ``--workers``; ``exe``, ``cwd`` and ``env`` are the installed ``dynamo-webhook`` to run,
     where and with what (else this venv's, from the repository, with the test's environment)."""
 
-    def __init__(self, cert_dir: Path, extra: tuple[str, ...] = (), *, exe: Path = EXE, cwd: Path = ROOT,
-                 env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        cert_dir: Path,
+        extra: tuple[str, ...] = (),
+        *,
+        exe: Path = EXE,
+        cwd: Path = ROOT,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.cert_dir = cert_dir
         self.port = _free_port()
         self.metrics_port = _free_port()
@@ -57,10 +64,31 @@ class Server:
         self.log_path = cert_dir.parent / f"serve-{self.port}.log"
         self._log = self.log_path.open("w")
         self.proc = subprocess.Popen(
-            [str(exe), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--metrics-host", "127.0.0.1",
-             "--metrics-port", str(self.metrics_port), "--cert-dir", str(cert_dir), "--cert-reload-interval", "0.5",
-             "--log-format", "text", "--workers", "1", *extra],
-            cwd=cwd, stdout=subprocess.PIPE, stderr=self._log, text=True,
+            [
+                str(exe),
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--metrics-host",
+                "127.0.0.1",
+                "--metrics-port",
+                str(self.metrics_port),
+                "--cert-dir",
+                str(cert_dir),
+                "--cert-reload-interval",
+                "0.5",
+                "--log-format",
+                "text",
+                "--workers",
+                "1",
+                *extra,
+            ],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
             env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"},
         )
         self.stdout = ""
@@ -92,14 +120,20 @@ class Server:
             time.sleep(0.05)
 
     def post(self, path: str, body: bytes, host: str = "127.0.0.1") -> tuple[int, dict[str, object]]:
-        req = urllib.request.Request(f"https://{host}:{self.port}{path}", data=body,
-                                     headers={"Content-Type": "application/json"}, method="POST")
+        req = urllib.request.Request(
+            f"https://{host}:{self.port}{path}",
+            data=body,
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
         with urllib.request.urlopen(req, context=self.context(), timeout=10) as resp:
             return resp.status, json.loads(resp.read())
 
     def peer_cert(self) -> bytes:
-        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as raw, \
-                self.context().wrap_socket(raw, server_hostname="localhost") as tls:
+        with (
+            socket.create_connection(("127.0.0.1", self.port), timeout=5) as raw,
+            self.context().wrap_socket(raw, server_hostname="localhost") as tls,
+        ):
             der = tls.getpeercert(binary_form=True)
             assert der is not None
             return der
@@ -156,9 +190,13 @@ def test_serves_https_with_generated_ca(server: Server) -> None:
     for name in ("tls.crt", "tls.key", "ca.crt"):
         assert (server.cert_dir / name).exists()
     sans = pki.dns_sans((server.cert_dir / "tls.crt").read_bytes())
-    for name in ("localhost", "dynamo-operator-webhook-service", "dynamo-operator-webhook-service.dynamo-system",
-                 "dynamo-operator-webhook-service.dynamo-system.svc",
-                 "dynamo-operator-webhook-service.dynamo-system.svc.cluster.local"):
+    for name in (
+        "localhost",
+        "dynamo-operator-webhook-service",
+        "dynamo-operator-webhook-service.dynamo-system",
+        "dynamo-operator-webhook-service.dynamo-system.svc",
+        "dynamo-operator-webhook-service.dynamo-system.svc.cluster.local",
+    ):
         assert name in sans
     assert "127.0.0.1" in pki.ip_sans((server.cert_dir / "tls.crt").read_bytes())
     body = (ROOT / "examples/admission/dgd-v1beta1-create.json").read_bytes()
@@ -174,13 +212,18 @@ def test_tls_policy(server: Server) -> None:
     ctx = server.context()
     ctx.maximum_version = ssl.TLSVersion.TLSv1_1
     ctx.minimum_version = ssl.TLSVersion.TLSv1
-    with pytest.raises((ssl.SSLError, ConnectionError)), socket.create_connection(("127.0.0.1", server.port)) as raw, \
-            ctx.wrap_socket(raw, server_hostname="localhost"):
+    with (
+        pytest.raises((ssl.SSLError, ConnectionError)),
+        socket.create_connection(("127.0.0.1", server.port)) as raw,
+        ctx.wrap_socket(raw, server_hostname="localhost"),
+    ):
         pass
     ctx = server.context()
     ctx.set_alpn_protocols(["h2", "http/1.1"])
-    with socket.create_connection(("127.0.0.1", server.port)) as raw, \
-            ctx.wrap_socket(raw, server_hostname="localhost") as tls:
+    with (
+        socket.create_connection(("127.0.0.1", server.port)) as raw,
+        ctx.wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
         assert tls.selected_alpn_protocol() == "http/1.1"
         assert tls.version() in ("TLSv1.2", "TLSv1.3")
 
@@ -192,13 +235,23 @@ def test_health_and_plain_http_metrics(server: Server) -> None:
         assert b"controller_runtime_webhook_requests_total" in resp.read()
 
 
-@pytest.mark.parametrize(("method", "path", "status", "allow"), [
-    ("GET", "/validate", 405, "POST"), ("OPTIONS", "/convert", 405, "POST"), ("HEAD", "/mutate", 405, "POST"),
-    ("GET", "/nope", 404, None), ("HEAD", "/healthz", 200, None),
-])
-def test_routing_refusals_over_https(server: Server, method: str, path: str, status: int, allow: str | None) -> None:
-    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw, \
-            server.context().wrap_socket(raw, server_hostname="localhost") as tls:
+@pytest.mark.parametrize(
+    ("method", "path", "status", "allow"),
+    [
+        ("GET", "/validate", 405, "POST"),
+        ("OPTIONS", "/convert", 405, "POST"),
+        ("HEAD", "/mutate", 405, "POST"),
+        ("GET", "/nope", 404, None),
+        ("HEAD", "/healthz", 200, None),
+    ],
+)
+def test_routing_refusals_over_https(
+    server: Server, method: str, path: str, status: int, allow: str | None
+) -> None:
+    with (
+        socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw,
+        server.context().wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
         conn.sock = tls
         conn.request(method, path)
@@ -271,7 +324,9 @@ def _served_not_after(srv: Server) -> dt.datetime:
     return x509.load_der_x509_certificate(srv.peer_cert()).not_valid_after_utc
 
 
-def _wait_for_gauges(srv: Server, leaf: dt.datetime, ca: dt.datetime, timeout: float = 60) -> dict[str, float]:
+def _wait_for_gauges(
+    srv: Server, leaf: dt.datetime, ca: dt.datetime, timeout: float = 60
+) -> dict[str, float]:
     """The gauges once they tell a ready pair whose leaf and CA expire at ``leaf`` and ``ca``."""
     deadline = time.monotonic() + timeout
     while True:
@@ -291,7 +346,9 @@ def test_dev_mode_gauges_tell_the_served_certificate(server: Server) -> None:
     gauges = _wait_for_gauges(server, _served_not_after(server), ca, timeout=5)
     assert gauges["leaf_expiry_seconds"] > 300 * 86400  # a fresh certificate, not 0
     # A shorter-lived pair written into the cert dir: once served, it is the one told.
-    signing = pki.KeyPair((server.cert_dir / "ca.crt").read_bytes(), (server.cert_dir / "ca.key").read_bytes())
+    signing = pki.KeyPair(
+        (server.cert_dir / "ca.crt").read_bytes(), (server.cert_dir / "ca.key").read_bytes()
+    )
     short = pki.generate_serving_cert(signing, ["localhost"], ["127.0.0.1"], valid_days=20)
     staging = server.cert_dir.parent / "staging-gauges"
     staging.mkdir(exist_ok=True)
@@ -326,8 +383,21 @@ def test_auto_mode_workers_gauges_tell_the_served_certificate(
 ) -> None:
     """The loop runs in the supervisor, which serves nothing; the workers tell what they serve."""
     seed(fake_kube)
-    srv = Server(tmp_path / "certs", ("--cert-mode", "auto", "--kubeconfig", str(kubeconfig_path),
-                                       "--namespace", NAMESPACE, "--service-name", SERVICE, "--workers", "2"))
+    srv = Server(
+        tmp_path / "certs",
+        (
+            "--cert-mode",
+            "auto",
+            "--kubeconfig",
+            str(kubeconfig_path),
+            "--namespace",
+            NAMESPACE,
+            "--service-name",
+            SERVICE,
+            "--workers",
+            "2",
+        ),
+    )
     try:
         leaf = _wait_for_served(srv)
         _wait_for_gauges(srv, leaf, pki.not_after(secret_data(fake_kube)["ca.crt"]))
@@ -344,9 +414,25 @@ def test_auto_mode_workers_gauges_tell_the_served_certificate(
 def _serve(cert_dir: Path, *args: str) -> subprocess.Popen[str]:
     """``serve`` started (in one process unless ``args`` says ``--workers``), not waited for."""
     return subprocess.Popen(
-        [str(EXE), "serve", "--host", "127.0.0.1", "--metrics-host", "127.0.0.1", "--cert-dir", str(cert_dir),
-         "--log-format", "text", "--workers", "1", *args],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            str(EXE),
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--metrics-host",
+            "127.0.0.1",
+            "--cert-dir",
+            str(cert_dir),
+            "--log-format",
+            "text",
+            "--workers",
+            "1",
+            *args,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
 
@@ -364,7 +450,9 @@ def test_curl_line_comes_once_both_ports_listen(tmp_path: Path, workers: str) ->
     """The curl line names the port bound (``--port 0``: the one the system chose), and when it
     is printed both that port and the metrics port take connections."""
     metrics_port = _free_port()
-    proc = _serve(tmp_path / "certs", "--port", "0", "--metrics-port", str(metrics_port), "--workers", workers)
+    proc = _serve(
+        tmp_path / "certs", "--port", "0", "--metrics-port", str(metrics_port), "--workers", workers
+    )
     try:
         assert proc.stdout is not None
         line = ""
@@ -397,13 +485,22 @@ def test_a_port_in_use_is_one_line_naming_it_and_the_flag(
         holder.listen()
         busy = holder.getsockname()[1]
         ports = {"https": _free_port(), "metrics": _free_port(), taken: busy}
-        proc = _serve(tmp_path / "certs", "--port", str(ports["https"]), "--metrics-port", str(ports["metrics"]),
-                      "--workers", workers)
+        proc = _serve(
+            tmp_path / "certs",
+            "--port",
+            str(ports["https"]),
+            "--metrics-port",
+            str(ports["metrics"]),
+            "--workers",
+            workers,
+        )
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1, err
     assert "curl " not in out and "Traceback" not in err
     (line,) = [ln for ln in err.splitlines() if ln.startswith("dynamo-webhook:")]
-    assert line.startswith(f"dynamo-webhook: cannot listen on 127.0.0.1:{busy} ({what}): address already in use;")
+    assert line.startswith(
+        f"dynamo-webhook: cannot listen on 127.0.0.1:{busy} ({what}): address already in use;"
+    )
     assert all(flag in line for flag in flags)
 
 

@@ -31,8 +31,11 @@ def _value(name: str, **labels: str) -> float:
 def _latency(path: str) -> dict[str, float]:
     """The path's latency histogram as one scrape reads it (one collection of the registry, not one
     per bucket: each walks every series the suite has made)."""
-    scraped = {(sample.name, frozenset(sample.labels.items())): sample.value
-               for metric in REGISTRY.collect() for sample in metric.samples}
+    scraped = {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for metric in REGISTRY.collect()
+        for sample in metric.samples
+    }
 
     def value(name: str, **labels: str) -> float:
         return scraped.get((name, frozenset(labels.items())), 0.0)
@@ -59,7 +62,8 @@ def _observed(seconds: list[float]) -> dict[str, float]:
 
 # Latencies on and beside every bucket bound, and beyond the last.
 LATENCIES = st.lists(
-    st.one_of(st.sampled_from(LATENCY_BUCKETS), st.floats(min_value=0, max_value=20, allow_nan=False)), max_size=40
+    st.one_of(st.sampled_from(LATENCY_BUCKETS), st.floats(min_value=0, max_value=20, allow_nan=False)),
+    max_size=40,
 )
 
 
@@ -76,7 +80,9 @@ def test_the_latency_histogram_is_what_observe_gives(seconds: list[float]) -> No
         tally.admission(s, "DynamoGraphDeployment", "UPDATE", True, 200)
     after = _latency(path)
     assert {k: after[k] - before[k] for k in after} == pytest.approx(_observed(seconds))
-    assert _value("controller_runtime_webhook_requests_total", webhook=path, code="200") == requests + len(seconds)
+    assert _value("controller_runtime_webhook_requests_total", webhook=path, code="200") == requests + len(
+        seconds
+    )
 
 
 def test_every_scrape_counts_every_review_answered_before_it() -> None:
@@ -89,8 +95,14 @@ def test_every_scrape_counts_every_review_answered_before_it() -> None:
     # Nothing reached the metric objects yet: the scrape itself publishes.
     assert observability.ADMISSIONS.labels(path, "DynamoGraphDeployment", "CREATE", "true")._value.get() == 0
     admissions = "dynamo_webhook_admission_reviews_total"
-    assert _value(admissions, webhook=path, kind="DynamoGraphDeployment", operation="CREATE", allowed="true") == 1
-    assert _value(admissions, webhook=path, kind="DynamoGraphDeployment", operation="UPDATE", allowed="false") == 1
+    assert (
+        _value(admissions, webhook=path, kind="DynamoGraphDeployment", operation="CREATE", allowed="true")
+        == 1
+    )
+    assert (
+        _value(admissions, webhook=path, kind="DynamoGraphDeployment", operation="UPDATE", allowed="false")
+        == 1
+    )
     denials = "dynamo_webhook_admission_denials_total"
     assert _value(denials, webhook=path, kind="DynamoGraphDeployment", operation="UPDATE", code="403") == 1
     requests = "controller_runtime_webhook_requests_total"
@@ -98,13 +110,18 @@ def test_every_scrape_counts_every_review_answered_before_it() -> None:
     assert _value("dynamo_webhook_rejected_requests_total", webhook=path, code="413") == 1
     assert _value("dynamo_webhook_rejected_requests_total", webhook=path, code="499") == 0
     tally.admission(0.001, "DynamoGraphDeployment", "CREATE", True, 200)
-    assert _value(admissions, webhook=path, kind="DynamoGraphDeployment", operation="CREATE", allowed="true") == 2
+    assert (
+        _value(admissions, webhook=path, kind="DynamoGraphDeployment", operation="CREATE", allowed="true")
+        == 2
+    )
 
 
 def test_conversions_and_failures() -> None:
     path = _path()
     tally = PathTally(path, each_review=False)
-    tally.conversion(0.01, [("DynamoGraphDeployment", "v1alpha1->v1beta1")] * 3 + [("DynamoModel", "v1beta1->v1alpha1")])
+    tally.conversion(
+        0.01, [("DynamoGraphDeployment", "v1alpha1->v1beta1")] * 3 + [("DynamoModel", "v1beta1->v1alpha1")]
+    )
     tally.conversion(0.01, None)
     name = "dynamo_webhook_conversions_total"
     before = _value(name, kind="DynamoGraphDeployment", direction="v1alpha1->v1beta1")
@@ -150,7 +167,9 @@ def test_a_replaced_tally_is_not_published_any_more() -> None:
     assert len(observability._BEFORE_COLLECT) == before + 1
     del old
     gc.collect()
-    REGISTRY.get_sample_value("controller_runtime_webhook_requests_total", {"webhook": "/none", "code": "200"})
+    REGISTRY.get_sample_value(
+        "controller_runtime_webhook_requests_total", {"webhook": "/none", "code": "200"}
+    )
     assert len(observability._BEFORE_COLLECT) <= before
 
 
@@ -161,7 +180,9 @@ def test_scrapes_from_another_thread_lose_no_review() -> None:
 
     def scrape() -> None:
         while not stop.is_set():
-            REGISTRY.get_sample_value("controller_runtime_webhook_requests_total", {"webhook": path, "code": "200"})
+            REGISTRY.get_sample_value(
+                "controller_runtime_webhook_requests_total", {"webhook": path, "code": "200"}
+            )
 
     scraper = threading.Thread(target=scrape)
     scraper.start()
@@ -174,7 +195,9 @@ def test_scrapes_from_another_thread_lose_no_review() -> None:
     assert _value("controller_runtime_webhook_requests_total", webhook=path, code="200") == 20000
     admissions = "dynamo_webhook_admission_reviews_total"
     labels = {"webhook": path, "kind": "DynamoGraphDeployment", "operation": "UPDATE"}
-    assert _value(admissions, **labels, allowed="true") == _value(admissions, **labels, allowed="false") == 10000
+    assert (
+        _value(admissions, **labels, allowed="true") == _value(admissions, **labels, allowed="false") == 10000
+    )
     assert _latency(path)["0.001"] == 20000
 
 
@@ -201,7 +224,9 @@ def test_made_up_kinds_operations_and_codes_count_as_other() -> None:
     assert _series(admissions, path) == {
         (("allowed", allowed), ("kind", "other"), ("operation", "other"), ("webhook", path))
         for allowed in ("true", "false")
-    } | {(("allowed", "false"), ("kind", "DynamoGraphDeployment"), ("operation", "UPDATE"), ("webhook", path))}
+    } | {
+        (("allowed", "false"), ("kind", "DynamoGraphDeployment"), ("operation", "UPDATE"), ("webhook", path))
+    }
     assert _value(admissions, webhook=path, kind="other", operation="other", allowed="true") == 1500
     denials = "dynamo_webhook_admission_denials_total"
     assert _value(denials, webhook=path, kind="other", operation="other", code="other") == 1500

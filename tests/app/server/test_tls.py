@@ -101,8 +101,6 @@ def test_contexts_are_tls12_plus_and_http11_only(ca: pki.KeyPair) -> None:
         load_pair(b"garbage", b"garbage")
 
 
-
-
 def test_gauges_tell_the_served_pair(tmp_path: Path) -> None:
     ca = pki.generate_ca(valid_days=400)
     first = pki.generate_serving_cert(ca, ["localhost"], valid_days=30)
@@ -160,7 +158,9 @@ def test_a_pair_outside_its_validity_is_refused_like_a_damaged_one(
     tmp_path: Path, ca: pki.KeyPair, caplog: pytest.LogCaptureFixture
 ) -> None:
     now = dt.datetime.now(dt.UTC)
-    expired = pki.generate_serving_cert(ca, ["localhost"], valid_days=365, now=dt.datetime(2020, 1, 1, tzinfo=dt.UTC))
+    expired = pki.generate_serving_cert(
+        ca, ["localhost"], valid_days=365, now=dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
+    )
     early = pki.generate_serving_cert(ca, ["localhost"], valid_days=365, now=now + dt.timedelta(days=2))
     clock = [now]
     reloader = CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key", clock=lambda: clock[0])
@@ -178,7 +178,10 @@ def test_a_pair_outside_its_validity_is_refused_like_a_damaged_one(
         assert reloader.load() is False
         assert reloader._current is current and reloader.served == served and served_gauges()[0] == 1
         assert _rejected() == rejected + 1
-        assert any(r.levelname == "ERROR" and words in r.getMessage() + str(r.__dict__.get("error")) for r in caplog.records)
+        assert any(
+            r.levelname == "ERROR" and words in r.getMessage() + str(r.__dict__.get("error"))
+            for r in caplog.records
+        )
         assert reloader.load() is False and _rejected() == rejected + 1  # not tried again unchanged
     # The pair not yet valid is taken, unchanged, once it is (its notBefore is backdated an hour).
     clock[0] = now + dt.timedelta(days=2)
@@ -204,7 +207,11 @@ def test_a_self_signed_certificate_is_its_own_ca(tmp_path: Path) -> None:
     _write(tmp_path, own)
     CertReloader(tmp_path / "tls.crt", tmp_path / "tls.key").load()
     ready, leaf, ca_left = served_gauges()
-    assert ready == 1 and leaf == pytest.approx(seconds_left(own.cert_pem), abs=5) and ca_left == pytest.approx(leaf, abs=1)
+    assert (
+        ready == 1
+        and leaf == pytest.approx(seconds_left(own.cert_pem), abs=5)
+        and ca_left == pytest.approx(leaf, abs=1)
+    )
 
 
 def test_tls12_suites_are_aead_only_in_every_context(tmp_path: Path, ca: pki.KeyPair) -> None:
