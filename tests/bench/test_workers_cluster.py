@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.server.test_serve import Server
-from tests.certs.conftest import NAMESPACE, SERVICE, all_bundles, secret_data, seed
+from tests.app.server.test_serve import Server, auto_mode_workers
+from tests.certs.conftest import all_bundles, secret_data
 from tests.fakekube.fixtures import fake_kube, kubeconfig_path
 from tests.fakekube.server import FakeKube
 
@@ -22,22 +22,7 @@ __all__ = ["fake_kube", "kubeconfig_path"]
 
 @pytest.fixture
 def cluster_workers(fake_kube: FakeKube, kubeconfig_path: Path, tmp_path: Path) -> Iterator[Server]:
-    seed(fake_kube)
-    srv = Server(
-        tmp_path / "certs",
-        (
-            "--cert-mode",
-            "auto",
-            "--kubeconfig",
-            str(kubeconfig_path),
-            "--namespace",
-            NAMESPACE,
-            "--service-name",
-            SERVICE,
-            "--workers",
-            "2",
-        ),
-    )
+    srv = auto_mode_workers(fake_kube, kubeconfig_path, tmp_path / "certs")
     try:
         yield srv
     finally:

@@ -378,13 +378,11 @@ def test_workers_gauges_tell_the_served_certificate(tmp_path: Path) -> None:
         srv.stop()
 
 
-def test_auto_mode_workers_gauges_tell_the_served_certificate(
-    fake_kube: FakeKube, kubeconfig_path: Path, tmp_path: Path
-) -> None:
-    """The loop runs in the supervisor, which serves nothing; the workers tell what they serve."""
+def auto_mode_workers(fake_kube: FakeKube, kubeconfig_path: Path, cert_dir: Path) -> Server:
+    """``serve --workers 2 --cert-mode auto`` against the fake API, its Secret and Service seeded."""
     seed(fake_kube)
-    srv = Server(
-        tmp_path / "certs",
+    return Server(
+        cert_dir,
         (
             "--cert-mode",
             "auto",
@@ -398,6 +396,13 @@ def test_auto_mode_workers_gauges_tell_the_served_certificate(
             "2",
         ),
     )
+
+
+def test_auto_mode_workers_gauges_tell_the_served_certificate(
+    fake_kube: FakeKube, kubeconfig_path: Path, tmp_path: Path
+) -> None:
+    """The loop runs in the supervisor, which serves nothing; the workers tell what they serve."""
+    srv = auto_mode_workers(fake_kube, kubeconfig_path, tmp_path / "certs")
     try:
         leaf = _wait_for_served(srv)
         _wait_for_gauges(srv, leaf, pki.not_after(secret_data(fake_kube)["ca.crt"]))
