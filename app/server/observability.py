@@ -81,6 +81,15 @@ LATENCY = _ReviewHistogram(
     ["webhook"],
     buckets=LATENCY_BUCKETS,
 )
+#: Request body sizes in bytes: 1 KiB to 64 MiB by fours (a one-object ConversionReview of a stored
+#: DGD is a few KiB; a LIST of a large cluster can send tens of MiB).
+BODY_BUCKETS = tuple(float(1024 * 4**i) for i in range(9))
+BODY_BYTES = _ReviewHistogram(
+    "dynamo_webhook_request_body_bytes",
+    "Size of the body of each review answered, in bytes.",
+    ["webhook"],
+    buckets=BODY_BUCKETS,
+)
 IN_FLIGHT = _ReviewGauge(
     "controller_runtime_webhook_requests_in_flight",
     "Current number of admission requests being served.",

@@ -226,10 +226,11 @@ DEFAULT_TIMEOUTS: dict[Lane, float] = {"admission": 10.0, "convert": 30.0}
 class _Progress:
     """How far a request got."""
 
-    __slots__ = ("body_read",)
+    __slots__ = ("body_bytes", "body_read")
 
     def __init__(self) -> None:
         self.body_read = False
+        self.body_bytes = 0
 
 
 def _budget_wait(scope: Scope, lane: Lane) -> float:
@@ -286,6 +287,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
             await reservation.acquire(length, _budget_wait(scope, lane), gone)
         body = await _read_body(receive, limit, deadlines, reservation.grow)
         progress.body_read = True
+        progress.body_bytes = len(body)
         if len(body) <= OFFLOAD_BYTES:
             return decode_and_answer(body)
         async with large_reviews:
@@ -333,7 +335,7 @@ def _review_endpoint(route: WebhookRoute, state: AppState) -> ReviewEndpoint:
                 tally.finished()
             elapsed = time.perf_counter() - started
             try:
-                _record(tally, route.type, outcome, elapsed)
+                _record(tally, route.type, outcome, elapsed, progress.body_bytes)
             except Exception as exc:  # observability must never fail a review
                 log.error("recording a review failed", extra={"webhook": path, "error": repr(exc)})
             if outcome.parts is not None:
@@ -358,11 +360,15 @@ class _ReviewRoute:
         await self.endpoint(scope, receive, send)
 
 
-def _record(tally: PathTally, review_type: ReviewType, outcome: Outcome, elapsed: float) -> None:
+def _record(
+    tally: PathTally, review_type: ReviewType, outcome: Outcome, elapsed: float, body_bytes: int
+) -> None:
     if review_type == "convert":
-        tally.conversion(elapsed, outcome.conversions if outcome.allowed else None)
+        tally.conversion(elapsed, outcome.conversions if outcome.allowed else None, body_bytes=body_bytes)
     else:
-        tally.admission(elapsed, outcome.kind, outcome.operation, outcome.allowed, outcome.code)
+        tally.admission(
+            elapsed, outcome.kind, outcome.operation, outcome.allowed, outcome.code, body_bytes=body_bytes
+        )
     uid, kind, operation = outcome.uid, outcome.kind, outcome.operation
     obj = (
         ""

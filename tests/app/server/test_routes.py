@@ -175,3 +175,18 @@ def test_a_refusal_before_the_body_was_read_to_its_end_closes_the_connection() -
         _call([{"type": "http.request", "body": b"[1"}], _json_headers(b"[1"))
     )
     assert status == 400 and b"connection" not in answer_headers  # the body was read: the connection stays
+
+
+def test_an_answered_review_counts_its_body_size() -> None:
+    def sample(name: str) -> float:
+        return (
+            REGISTRY.get_sample_value(f"dynamo_webhook_request_body_bytes_{name}", {"webhook": "/validate"})
+            or 0.0
+        )
+
+    count, total = sample("count"), sample("sum")
+    body = orjson.dumps(admission_review(uid="sized"))
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+    status, _, _ = _answer(_call(messages, _json_headers(body)))
+    assert status == 200
+    assert (sample("count") - count, sample("sum") - total) == (1, len(body))
