@@ -6,7 +6,8 @@ it (:func:`app.server.budget.default_budget`), while a probe sends a small Admis
 (a DGD UPDATE) every 50 ms: the row reports the probe's p99 (what a write waits), the server's
 peak resident memory (``VmHWM``) against the limit, and what the row's own requests got.
 
-Rows: bodies promised by ``Content-Length`` and never sent; request lines and headers of tens of
+Rows: bodies promised by ``Content-Length`` and never sent; whole bodies sent by 200 connections
+while the budget is held; request lines and headers of tens of
 MiB; 2, 4 and 8 large ConversionReviews at once; a client that gives up after 1.5 s and sends its
 review again, five times; large admission reviews while large conversions run; and a mixed load
 on 64 keep-alive connections.
@@ -17,6 +18,7 @@ Run alone with ``python -m bench.bench_hostile [--quick]``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import random
 import socket
@@ -129,6 +131,41 @@ def _promised_bodies(target: Target, bodies: Bodies) -> str:
     for sock in socks:
         sock.close()
     return f"16 promises of 64 MiB held 3 s; a conversion meanwhile: HTTP {late[0]}"
+
+
+def _sent_while_waiting(connections: int) -> Callable[[Target, Bodies], str]:
+    """``connections`` clients each sending a whole 2 MiB ConversionReview while a promised 60 MiB
+    body holds the conversion lane's budget: what the waiting requests' connections hold."""
+
+    def row(target: Target, bodies: Bodies) -> str:
+        body = bodies.conversion_500
+        with target.tls() as holder:
+            holder.sendall(
+                b"POST /convert HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n" % (60 * MiB)
+            )
+            before = rss_kib(target.server.pid) / 1024
+            head = b"POST /convert HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+
+            def send(_: int) -> ssl.SSLSocket:
+                sock = target.tls()
+                sock.sendall(head % len(body))
+                sock.settimeout(5)
+                with contextlib.suppress(OSError):
+                    sock.sendall(body)  # the kernel's buffers take what the server does not read
+                return sock
+
+            with ThreadPoolExecutor(32) as pool:
+                socks = list(pool.map(send, range(connections)))
+            held = rss_kib(target.server.pid) / 1024 - before
+            for sock in socks:
+                sock.close()
+        return (
+            f"{connections} bodies of {len(body) // 1024} KiB sent while the budget is held: "
+            f"{held * 1024 / connections:.0f} KiB held per waiting connection"
+        )
+
+    return row
 
 
 def _send_head(target: Target, head: bytes, filler: bytes, total: int) -> tuple[str, float]:
@@ -274,6 +311,7 @@ def rows(quick: bool, bodies: Bodies) -> list[tuple[str, Callable[[Target, Bodie
     big, half = len(bodies.largest) // MiB, len(bodies.half) // MiB
     return [
         ("bodies promised, never sent", _promised_bodies),
+        ("bodies sent while the budget is held", _sent_while_waiting(50 if quick else 200)),
         ("request line and headers of 32 MiB", _huge_heads),
         (f"2 x {big} MiB conversions at once", _concurrent(2, bodies.largest)),
         (f"4 x {big} MiB conversions at once", _concurrent(4, bodies.largest)),
