@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import io
 from collections.abc import Iterator
 from pathlib import Path as FsPath
@@ -17,7 +18,7 @@ from app.cluster import preflight_rules as rules
 from app.cluster.audit_command import cmd_audit
 from app.cluster.inventory import KINDS, CrdInfo
 from certs.kube import ApiError
-from domain.admission import AdmissionContext
+from domain.admission import AdmissionContext, Operation
 from kinds import validate
 from tests.admission_helpers import make_input
 from tests.app.cluster.dynamo_api import FakeApi
@@ -343,6 +344,28 @@ def test_what_the_preflight_reports_the_service_s_admission_refuses(kind: str, o
     request = make_input(o["apiVersion"], kind, "CREATE", {**o, "kind": kind})
     decision = validate(request, AdmissionContext())
     assert not decision.allowed and refusal in decision.message
+
+
+def admitted(kind: str, operation: Operation, new: Obj, old: Obj | None = None) -> bool:
+    request = make_input(
+        new["apiVersion"], kind, operation, {**new, "kind": kind}, old and {**old, "kind": kind}
+    )
+    return validate(request, AdmissionContext()).allowed
+
+
+def test_what_breaks_is_what_admission_does_to_the_stored_object_on_update() -> None:
+    """The runtime-version rule ratchets (an unchanged object still updates; a changed image or a
+    re-creation is refused); the Elastic-EP rule does not (even an unchanged update is refused)."""
+    relabelled = copy.deepcopy(VERSIONLESS_BETA)
+    relabelled["metadata"]["labels"] = {"touched": "yes"}
+    assert admitted(rules.DGD, "UPDATE", relabelled, VERSIONLESS_BETA)
+    retagged = copy.deepcopy(VERSIONLESS_BETA)
+    retagged["spec"]["components"][0]["podTemplate"]["spec"]["containers"][0]["image"] = CUSTOM + "-2"
+    assert not admitted(rules.DGD, "UPDATE", retagged, VERSIONLESS_BETA)
+    assert not admitted(rules.DGD, "CREATE", VERSIONLESS_BETA)
+    touched = copy.deepcopy(ELASTIC_DGD)
+    touched["metadata"]["labels"] = {"touched": "yes"}
+    assert not admitted(rules.DGD, "UPDATE", touched, ELASTIC_DGD)
 
 
 def test_an_object_that_cannot_be_converted_is_left_to_plain_audit() -> None:
