@@ -4,7 +4,9 @@ the fix, and the public statement (release note or upstream pull request) that s
 Pure functions, no API: :mod:`app.cluster.preflight` lists the objects and hands them here. The
 DGD and DCD rules read both API shapes (``v1alpha1``: ``spec.services`` map, ``componentType``,
 ``checkpoint``; ``v1beta1``: ``spec.components`` list, ``type``, ``experimental.checkpoint``), by the
-object's own ``apiVersion``.
+object's own ``apiVersion``. Two of them are the service's own admission rules run on the listed
+object (:mod:`validation.runtime_version` for the runtime version, ``elastic_ep_errors`` of
+:mod:`validation.dgd_components` for Elastic EP), so the preflight and admission cannot disagree.
 """
 
 from __future__ import annotations
@@ -15,7 +17,16 @@ from typing import Any
 from urllib.parse import urlparse
 
 from app.review.webhook_paths import WEBHOOK_ROUTES, WebhookRoute
+from conversion import ConversionError
+from conversion import dcd as dcd_conversion
+from conversion import dgd as dgd_conversion
 from domain.constants import GROUP
+from gocompat.fielderrors import FieldError, Path
+from validation import runtime_version
+from validation.alpha import to_hub
+from validation.compat_view import FullService
+from validation.dgd_components import elastic_ep_errors
+from validation.objects import string
 
 JsonObj = dict[str, Any]
 
@@ -23,6 +34,11 @@ NOTES_1_5 = "https://docs.nvidia.com/dynamo/v1.5.0/reference/releases/deprecatio
 #: The 1.5 change that removes DynamoCheckpoint (API, CRD, controller, webhooks) and makes
 #: ``checkpointRef`` name a PodSnapshot.
 SNAPSHOT_PR = "https://github.com/ai-dynamo/dynamo/pull/14076"
+#: The operator changes that added the two admission rules reused here (both in the pinned commit's
+#: validation): ``runtimeVersionOverride`` required beside an image tag that is not a version, and an
+#: explicit command for an Elastic-EP vLLM component.
+RUNTIME_VERSION_PR = "https://github.com/ai-dynamo/dynamo/pull/10494"
+ELASTIC_EP_PR = "https://github.com/ai-dynamo/dynamo/pull/12943"
 
 DGD, DCD, CHECKPOINT = "DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoCheckpoint"
 MULTINODE_TYPES = ("worker", "prefill", "decode")
@@ -179,6 +195,89 @@ def multinode_type(kind: str, obj: JsonObj) -> list[Finding]:
     ]
 
 
+def _override_errors(obj: JsonObj) -> Iterator[tuple[str, str, list[FieldError]]]:
+    """(component, main image, the runtime-version errors of a DGD create) per DGD component, by the
+    object's shape: the v1alpha1 rule on ``spec.services[<n>]``, the v1beta1 one on
+    ``spec.components[i]``, each with the override a DGD requires (``allow_missing_override`` off)."""
+    spec = obj.get("spec") or {}
+    if _is_alpha(obj):
+        for name, service in (spec.get("services") or {}).items():
+            if isinstance(service, dict):
+                view = FullService(service)
+                image, path = view.main_image(), Path("spec", "services").key(str(name))
+                override = view.runtime_version_override()
+                errors = runtime_version.alpha_create(image, override, path, allow_missing_override=False)
+                yield str(name), image, errors
+        return
+    for i, comp in enumerate(spec.get("components") or ()):
+        if isinstance(comp, dict):
+            path = Path("spec", "components").index(i)
+            image, _ = runtime_version.hub_image_and_path(comp, path)
+            errors = runtime_version.hub_create(comp, path, allow_missing_override=False)
+            yield str(comp.get("name", "")), image, errors
+
+
+def runtime_version_override(kind: str, obj: JsonObj) -> list[Finding]:
+    """DGD components whose main image tag is not a semantic version and that set no
+    ``runtimeVersionOverride``; a standalone DCD never requires it. Of the rule's errors only the
+    override's count here (a missing image is another matter, refused on its own)."""
+    found: list[Finding] = []
+    for name, image, errors in _override_errors(obj) if kind == DGD else ():
+        for field in (e.field for e in errors if e.field.endswith(".runtimeVersionOverride")):
+            breaks = (
+                f"component {name}: image {image} has no semantic-version tag and {field} is not set; "
+                "admission refuses any change of the image or the override, and a re-creation, until it is"
+            )
+            fix = f"set {field} to the version of the runtime in the image (MAJOR.MINOR.PATCH)"
+            found.append(_about(obj, kind, breaks, fix, RUNTIME_VERSION_PR))
+    return found
+
+
+def _hub(kind: str, obj: JsonObj) -> JsonObj | None:
+    """``obj`` in the hub version, converted as admission converts a v1alpha1 request (None when it
+    cannot be: admission refuses such an object anyway, which plain ``audit`` reports)."""
+    if not _is_alpha(obj):
+        return obj
+    converter = dgd_conversion.CONVERTER if kind == DGD else dcd_conversion.CONVERTER
+    try:
+        return to_hub({**obj, "kind": kind}, converter)
+    except ConversionError:
+        return None
+
+
+def elastic_ep_command(kind: str, obj: JsonObj) -> list[Finding]:
+    """vLLM components asking for Elastic EP with Ray and no explicit main-container command (the
+    DGD's ``backendFramework``, or a DCD's own)."""
+    hub = _hub(kind, obj)
+    if hub is None:
+        return []
+    spec = hub.get("spec") or {}
+    backend = string(spec, "backendFramework")
+    if kind == DCD:
+        targets = [(components(kind, obj)[0].name, spec, Path("spec"))]
+    else:
+        comps = [(i, c) for i, c in enumerate(spec.get("components") or ()) if isinstance(c, dict)]
+        targets = [(str(c.get("name", "")), c, Path("spec", "components").index(i)) for i, c in comps]
+    field = (
+        "extraPodSpec.mainContainer.command"
+        if _is_alpha(obj)
+        else "podTemplate.spec.containers[main].command"
+    )
+    return [
+        _about(
+            obj,
+            kind,
+            f"component {name}: vLLM Elastic EP with Ray (--enable-elastic-ep, --data-parallel-backend ray) "
+            "without a container command; admission refuses every create and update of it, as the "
+            "operator cannot start the Ray head from the image ENTRYPOINT",
+            f"set {field} of this component (the executable its args are passed to)",
+            ELASTIC_EP_PR,
+        )
+        for name, comp, path in targets
+        if elastic_ep_errors(backend, comp, path)
+    ]
+
+
 def _env_places(node: Any, path: str) -> Iterator[str]:
     """Paths of every env list entry named :data:`STANDBY_ENV` under ``node``."""
     if isinstance(node, dict):
@@ -221,6 +320,8 @@ def dynamo_object(kind: str, obj: JsonObj) -> list[Finding]:
         *checkpoint_users(kind, obj),
         *epp_config(kind, obj),
         *multinode_type(kind, obj),
+        *runtime_version_override(kind, obj),
+        *elastic_ep_command(kind, obj),
         *standby_env(kind, obj),
     ]
 

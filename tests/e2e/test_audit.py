@@ -263,6 +263,7 @@ def test_namespaces_claimed_by_a_namespace_restricted_operator_are_not_judged(en
 UPGRADE, UPGRADE_CLEAN = "upgrade", "upgrade-clean"
 LEGACY_HOOK = "preflight-v1alpha1-path"
 STANDBY = {"name": "DYN_SNAPSHOT_RESTORE_STANDBY", "value": "1"}
+CUSTOM_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:custom"
 
 
 def upgrade_objects() -> dict[tuple[str, str], Any]:
@@ -285,6 +286,14 @@ def upgrade_objects() -> dict[tuple[str, str], Any]:
             "eppConfig": {"configMapRef": {"name": "epp", "key": "config.yaml"}},
         }
     )
+    versionless = placed(dgd, UPGRADE, "image-without-version")
+    versionless["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["image"] = CUSTOM_IMAGE
+    # Created in v1alpha1: the preflight reads it as the API server lists it, converted.
+    elastic = placed(load(EXAMPLES / "dgd-agg-v1alpha1.yaml"), UPGRADE, "elastic-ep-no-command")
+    elastic["spec"]["backendFramework"] = "vllm"
+    worker = elastic["spec"]["services"]["Worker"]["extraPodSpec"]["mainContainer"]
+    del worker["command"]
+    worker["args"] += ["--enable-elastic-ep", "--data-parallel-backend=ray"]
     docs = [
         {
             "apiVersion": "nvidia.com/v1alpha1",
@@ -296,6 +305,8 @@ def upgrade_objects() -> dict[tuple[str, str], Any]:
         epp,
         variant("multinode-frontend", 0, multinode={"nodeCount": 2}),
         worker_env,
+        versionless,
+        elastic,
         {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -391,10 +402,23 @@ def test_upgrade_preflight_reports_each_seeded_breakage_once_and_the_clean_names
     found = [(f["kind"], f["namespace"], f["name"]) for f in out["findings"]]
     assert sorted(f for f in found if f[1] == UPGRADE) == sorted((k, UPGRADE, n) for k, n in upgrade_cluster)
     assert [f for f in found if f[1] == UPGRADE_CLEAN] == []
-    # Of the module's seed, only the DGD with checkpointing enabled.
-    assert [f for f in found if f[1] in (LEGACY, APPS)] == [
-        ("DynamoGraphDeployment", LEGACY, "qwen3-snapshot")
-    ]
+    # Of the module's seed: the DGD with checkpointing enabled, and one finding per component whose
+    # image tag (my-tag) is not a version in the three DGDs admitted only while LEGACY was excluded.
+    assert sorted(f for f in found if f[1] in (LEGACY, APPS)) == sorted(
+        [("DynamoGraphDeployment", LEGACY, "qwen3-snapshot")] * 3
+        + [("DynamoGraphDeployment", LEGACY, n) for n in ("vllm-agg-alpha", "vllm-agg-beta")] * 2
+    )
+    by_name = {f["name"]: f for f in out["findings"] if f["namespace"] == UPGRADE}
+    versionless = by_name["image-without-version"]
+    assert versionless["breaks"].startswith(
+        f"component Worker: image {CUSTOM_IMAGE} has no semantic-version tag"
+    )
+    assert versionless["fix"].startswith("set spec.components[1].runtimeVersionOverride ")
+    assert versionless["source"] == "https://github.com/ai-dynamo/dynamo/pull/10494"
+    elastic = by_name["elastic-ep-no-command"]
+    assert elastic["breaks"].startswith("component Worker: vLLM Elastic EP with Ray")
+    assert elastic["fix"].startswith("set podTemplate.spec.containers[main].command ")
+    assert elastic["source"] == "https://github.com/ai-dynamo/dynamo/pull/12943"
     assert found.count(("ValidatingWebhookConfiguration", "", LEGACY_HOOK)) == 1
     assert all(
         f["source"].startswith(("https://docs.nvidia.com/dynamo/v1.5.0/", "https://github.com/ai-dynamo/"))
