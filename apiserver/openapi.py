@@ -48,6 +48,22 @@ def _field(path: str) -> str:
     return path.removeprefix(".") if path else "<nil>"
 
 
+def _unplaced(detail: str) -> FieldError:
+    """An error kube-openapi gives no field: its path is in the detail."""
+    return FieldError(ErrorType.INVALID, "<nil>", "", detail)
+
+
+def _invalid(path: str, value: Any, detail: str) -> FieldError:
+    """kube-openapi's ``<path> in body <detail>`` on the field at ``path``."""
+    return FieldError(ErrorType.INVALID, _field(path), value, f"{path} in {IN} {detail}")
+
+
+def _too_many(path: str, count: int, limit: int, out: list[FieldError]) -> None:
+    """More items or properties than ``limit``, as apiextensions words both."""
+    noun = "item" if limit == 1 else "items"
+    _add(out, FieldError(ErrorType.TOO_MANY, _field(path), count, f"must have at most {limit} {noun}"))
+
+
 def _go_v(value: int | float) -> str:
     return go_format_float(value) if isinstance(value, float) else str(value)
 
@@ -126,12 +142,7 @@ def _composition(value: Any, s: Schema, path: str, out: list[FieldError]) -> Non
         else:
             _add(
                 out,
-                FieldError(
-                    ErrorType.INVALID,
-                    "<nil>",
-                    "",
-                    f"{go_quote(path.removeprefix('.'))} must validate at least one schema (anyOf)",
-                ),
+                _unplaced(f"{go_quote(path.removeprefix('.'))} must validate at least one schema (anyOf)"),
             )
         for e in best or []:
             _add(out, e)
@@ -147,13 +158,7 @@ def _composition(value: Any, s: Schema, path: str, out: list[FieldError]) -> Non
     if s.all_of and validated != len(s.all_of):
         more = ". None validated" if validated == 0 else ""
         _add(
-            out,
-            FieldError(
-                ErrorType.INVALID,
-                "<nil>",
-                "",
-                f"{go_quote(path.removeprefix('.'))} must validate all the schemas (allOf){more}",
-            ),
+            out, _unplaced(f"{go_quote(path.removeprefix('.'))} must validate all the schemas (allOf){more}")
         )
 
 
@@ -172,32 +177,13 @@ def _string(value: str, s: Schema, path: str, out: list[FieldError]) -> None:
         )
         return
     if s.min_length is not None and length < s.min_length:
-        _add(
-            out,
-            FieldError(
-                ErrorType.INVALID,
-                _field(path),
-                value,
-                f"{path} in {IN} should be at least {s.min_length} chars long",
-            ),
-        )
+        _add(out, _invalid(path, value, f"should be at least {s.min_length} chars long"))
         return
     if s.regex is not None and s.regex.search(value) is None:
-        _add(
-            out,
-            FieldError(ErrorType.INVALID, _field(path), value, f"{path} in {IN} should match '{s.pattern}'"),
-        )
+        _add(out, _invalid(path, value, f"should match '{s.pattern}'"))
         return
     if s.format == "date-time" and not _is_date_time(value):
-        _add(
-            out,
-            FieldError(
-                ErrorType.INVALID,
-                _field(path),
-                value,
-                f"{path} in {IN} must be of type date-time: {go_quote(value)}",
-            ),
-        )
+        _add(out, _invalid(path, value, f"must be of type date-time: {go_quote(value)}"))
 
 
 def _is_date_time(value: str) -> bool:
@@ -218,33 +204,20 @@ def _number(value: int | float, s: Schema, path: str, out: list[FieldError]) -> 
         integral = isinstance(value, int) or float(value).is_integer()
         if not integral or not low <= int(value) <= high:
             shown = f"with format {s.format}" if s.format in ("int32", "int64") else "(default format)"
-            _add(
-                out,
-                FieldError(
-                    ErrorType.INVALID, "<nil>", "", f"Checked value must be of type integer {shown} in {path}"
-                ),
-            )
+            _add(out, _unplaced(f"Checked value must be of type integer {shown} in {path}"))
     bound_errs: list[FieldError] = []
     if s.minimum is not None:
         low_ok = value > s.minimum if s.exclusive_minimum else value >= s.minimum
         if not low_ok:
             word = "greater than" if s.exclusive_minimum else "greater than or equal to"
             lower: int | float = int(s.minimum) if isinstance(value, int) else float(s.minimum)
-            bound_errs.append(
-                FieldError(
-                    ErrorType.INVALID, _field(path), value, f"{path} in {IN} should be {word} {_go_v(lower)}"
-                )
-            )
+            bound_errs.append(_invalid(path, value, f"should be {word} {_go_v(lower)}"))
     if s.maximum is not None:
         high_ok = value < s.maximum if s.exclusive_maximum else value <= s.maximum
         if not high_ok:
             word = "less than" if s.exclusive_maximum else "less than or equal to"
             upper: int | float = int(s.maximum) if isinstance(value, int) else float(s.maximum)
-            bound_errs.append(
-                FieldError(
-                    ErrorType.INVALID, _field(path), value, f"{path} in {IN} should be {word} {_go_v(upper)}"
-                )
-            )
+            bound_errs.append(_invalid(path, value, f"should be {word} {_go_v(upper)}"))
     for e in bound_errs:
         _add(out, e)
 
@@ -254,23 +227,9 @@ def _list(value: list[Any], s: Schema, path: str, out: list[FieldError]) -> None
         for i, item in enumerate(value):
             _node(item, s.items, f"{path}[{i}]", out)
     if s.min_items is not None and len(value) < s.min_items:
-        _add(
-            out,
-            FieldError(
-                ErrorType.INVALID,
-                _field(path),
-                value,
-                f"{path} in {IN} should have at least {s.min_items} items",
-            ),
-        )
+        _add(out, _invalid(path, value, f"should have at least {s.min_items} items"))
     if s.max_items is not None and len(value) > s.max_items:
-        noun = "item" if s.max_items == 1 else "items"
-        _add(
-            out,
-            FieldError(
-                ErrorType.TOO_MANY, _field(path), len(value), f"must have at most {s.max_items} {noun}"
-            ),
-        )
+        _too_many(path, len(value), s.max_items, out)
 
 
 def _enum(value: Any, s: Schema, path: str, out: list[FieldError]) -> None:
@@ -297,13 +256,7 @@ def _enum_json(value: Any) -> str:
 
 def _object(value: dict[str, Any], s: Schema, path: str, out: list[FieldError]) -> None:
     if s.max_properties is not None and len(value) > s.max_properties:
-        noun = "item" if s.max_properties == 1 else "items"
-        _add(
-            out,
-            FieldError(
-                ErrorType.TOO_MANY, _field(path), len(value), f"must have at most {s.max_properties} {noun}"
-            ),
-        )
+        _too_many(path, len(value), s.max_properties, out)
     if s.additional is not None:
         for key, member in value.items():
             if key not in s.properties:

@@ -40,22 +40,13 @@ import yaml
 from bench.harness import ROOT, WEBHOOK_EXE
 from tests.e2e.cluster import MUTATING, VALIDATING, ca_bundles
 from tests.e2e.conftest import start_cluster
-from tests.e2e.legacy import set_storage_version, stored_versions
+from tests.e2e.legacy import FIXTURES, set_storage_version, stored_versions
 from tests.e2e.testenv import Kubectl, binaries, control_plane, wait_until
 
 PLURAL = "dynamographdeployments"
 NAMESPACES = 10
 ALLOWED = ROOT / "examples" / "manifests" / "dgd-agg-v1alpha1.yaml"
-REFUSED = (
-    ROOT
-    / "tests"
-    / "fixtures"
-    / "admission"
-    / "manifests"
-    / "v1alpha1"
-    / "DynamoGraphDeployment"
-    / "vllm-agg__utils-tests-fixtures-v1alpha1-agg.yaml"
-)
+REFUSED = FIXTURES / "v1alpha1" / "DynamoGraphDeployment" / "vllm-agg__utils-tests-fixtures-v1alpha1-agg.yaml"
 
 
 def seed(

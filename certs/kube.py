@@ -150,10 +150,13 @@ class Kube:
         api_client: k8s_client.ApiClient,
         backoff: Backoff | None = None,
         request_timeout: float = 10.0,
+        before_send: Callable[[], None] | None = None,
     ) -> None:
         self.api_client = api_client
         self.backoff = backoff or Backoff()
         self.request_timeout = request_timeout
+        #: Called before every request sent, retries included (the cluster tools' rate limiter).
+        self.before_send = before_send
         host = getattr(getattr(api_client, "configuration", None), "host", "")
         #: ``host:port`` of the API server, named in every :class:`ApiError`.
         self.server = server_name(host) if isinstance(host, str) and host else ""
@@ -181,6 +184,8 @@ class Kube:
         content_type: str | None,
         timeout: float | tuple[float, float],
     ) -> Any:
+        if self.before_send is not None:
+            self.before_send()
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type or "application/json"

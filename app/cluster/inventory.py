@@ -149,26 +149,6 @@ class RateLimiter:
             self.sleep(slot - now)
 
 
-class LimitedKube(Kube):
-    """:class:`Kube` whose every request, retries included, first waits for the rate limiter."""
-
-    def __init__(self, api_client: Any, limiter: RateLimiter, **kwargs: Any) -> None:
-        super().__init__(api_client, **kwargs)
-        self.limiter = limiter
-
-    def _send(
-        self,
-        method: str,
-        path: str,
-        query: list[tuple[str, str]] | None,
-        body: Any,
-        content_type: str | None,
-        timeout: float | tuple[float, float],
-    ) -> Any:
-        self.limiter.wait()
-        return super()._send(method, path, query, body, content_type, timeout)
-
-
 @dataclass
 class Connection:
     kube: Kube
@@ -179,11 +159,12 @@ class Connection:
 def connect(args: argparse.Namespace, qps: float = 0.0) -> Connection:
     """A client from ``--kubeconfig``/``--context`` (raises ``ConfigException`` without any config)."""
     api = load_api_client(args.kubeconfig, args.context)
-    kube = LimitedKube(
+    # Every request, retries included, first waits for the rate limiter.
+    kube = Kube(
         api,
-        RateLimiter(qps),
         backoff=Backoff(attempts=4, base=0.2, cap=2.0),
         request_timeout=args.request_timeout,
+        before_send=RateLimiter(qps).wait,
     )
     return Connection(kube, api, context_namespace(args.kubeconfig, args.context))
 

@@ -1,4 +1,5 @@
-"""Small HTTPS helpers for the serve tests (one new connection per call)."""
+"""Small helpers for the bench tests: HTTPS calls to a served webhook (one new connection per call),
+examples, metrics, and the meta block of a results file the report tests build."""
 
 from __future__ import annotations
 
@@ -15,6 +16,21 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
+
+
+def results_meta(**extra: Any) -> dict[str, Any]:
+    """The ``meta`` of a bench results file, as ``python -m bench`` writes it, with ``extra`` added."""
+    return {
+        "date": "today",
+        "machine": "test",
+        "cpus": 2,
+        "loadavg_start": "0",
+        "python": "3",
+        "duration": 1,
+        "latency_duration": 1,
+        "command": "python -m bench",
+        **extra,
+    }
 
 
 def context(ca_file: Path) -> ssl.SSLContext:

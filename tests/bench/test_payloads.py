@@ -16,6 +16,7 @@ from bench import bench_conversion, floor_server, payloads
 from bench.report import _rule_budget, build_rows, chart, report, verdicts
 from bench.scenarios import SCENARIOS, TARGETS, Scenario, dispatcher
 from domain.admission import AdmissionContext
+from tests.bench.helpers import results_meta
 
 PAYLOAD_ANNOTATION = "nvidia.com/dgd-spec"
 
@@ -99,16 +100,7 @@ def test_report_lists_every_target(tmp_path: Path) -> None:
             "floor": {"closed": _closed(800, 0.625, 8)},
         }
     results: dict[str, Any] = {
-        "meta": {
-            "date": "today",
-            "machine": "test",
-            "cpus": 2,
-            "loadavg_start": "0",
-            "python": "3",
-            "duration": 1,
-            "latency_duration": 1,
-            "command": "python -m bench",
-        },
+        "meta": results_meta(),
         "scenarios": scenarios,
         "rss": {
             "webhook_steady_mib": 100.0,

@@ -10,6 +10,7 @@ import pytest
 
 from bench.__main__ import combine_rounds
 from bench.report import build_rows, paired_ratio, report
+from tests.bench.helpers import results_meta
 
 
 def _round(rps: float, cpu: float, ok: int = 100, errors: int = 0) -> dict[str, Any]:
@@ -75,17 +76,7 @@ def test_the_whole_machine_is_reported_beside_the_per_core_figure(tmp_path: Path
     }
     entry = {"webhook": {"closed": web, "open": latency}, "echo": {"closed": echo, "open": latency}}
     results: dict[str, Any] = {
-        "meta": {
-            "date": "today",
-            "machine": "test",
-            "cpus": 2,
-            "loadavg_start": "0",
-            "python": "3",
-            "duration": 1,
-            "latency_duration": 1,
-            "command": "python -m bench",
-            "machine_seconds": 61.2,
-        },
+        "meta": results_meta(machine_seconds=61.2),
         "scenarios": {"validate-migrated": {**entry, "machine": machine}, "mutate": entry},
     }
     rows = {row["name"]: row for row in build_rows(results)}

@@ -77,11 +77,18 @@ def test_connection_failures_are_retried_then_reported() -> None:
     configuration.host = "http://127.0.0.1:9"  # discard port: nothing listens
     api = k8s_client.ApiClient(configuration)
     sleeps: list[float] = []
-    k = Kube(api, backoff=Backoff(attempts=3, base=0.001, cap=0.002, sleep=sleeps.append), request_timeout=1)
+    sends: list[None] = []
+    k = Kube(
+        api,
+        backoff=Backoff(attempts=3, base=0.001, cap=0.002, sleep=sleeps.append),
+        request_timeout=1,
+        before_send=lambda: sends.append(None),
+    )
     with pytest.raises(ApiError) as err:
         k.get(secret_path("ns", "x"))
     assert err.value.status == 0 and err.value.transient
     assert len(sleeps) == 2
+    assert len(sends) == 3  # the hook (the cluster tools' rate limiter) runs before every attempt
     api.close()
 
 

@@ -273,15 +273,22 @@ def r_alpha_status(r: Random) -> Obj:
     return status
 
 
-def r_alpha(r: Random) -> Obj:
-    # status is always present: a missing α state reads as "" and comes back as Pending
+def r_object(
+    r: Random, api_version: str, spec: Callable[[Random], Obj], status: Callable[[Random], Obj]
+) -> Obj:
+    """A DGDR of ``api_version``: random metadata, then ``spec`` and ``status`` drawn in that order."""
     return {
-        "apiVersion": ALPHA,
+        "apiVersion": api_version,
         "kind": KIND,
         "metadata": r_metadata(r),
-        "spec": r_alpha_spec(r),
-        "status": r_alpha_status(r),
+        "spec": spec(r),
+        "status": status(r),
     }
+
+
+def r_alpha(r: Random) -> Obj:
+    # status is always present: a missing α state reads as "" and comes back as Pending
+    return r_object(r, ALPHA, r_alpha_spec, r_alpha_status)
 
 
 # -------------------------------------------------------------------------- v1beta1
@@ -398,13 +405,7 @@ def r_beta_status(r: Random) -> Obj:
 
 def r_beta(r: Random) -> Obj:
     # status is always present: a missing β phase comes back as Pending
-    return {
-        "apiVersion": BETA,
-        "kind": KIND,
-        "metadata": r_metadata(r),
-        "spec": r_beta_spec(r),
-        "status": r_beta_status(r),
-    }
+    return r_object(r, BETA, r_beta_spec, r_beta_status)
 
 
 randoms = st.randoms(use_true_random=True)

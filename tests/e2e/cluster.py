@@ -18,7 +18,6 @@ import copy
 import json
 import os
 import ssl
-import sys
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -27,12 +26,12 @@ from typing import Any
 
 import yaml
 
+from tests.app.server.serve_command import EXE, serve_argv
 from tests.deploy.manifests import DEPLOY, kustomize
 from tests.e2e.testenv import ROOT, ControlPlane, Fatal, Kubectl, Proc, free_port, kubeconfig_yaml, wait_until
 
 Obj = dict[str, Any]
 
-EXE = Path(sys.executable).parent / "dynamo-webhook"
 CRD_DIR = ROOT / "tests" / "fixtures" / "crds"
 STAND_INS = Path(__file__).with_name("stand-in-crds.yaml")
 OVERLAY = DEPLOY / "overlays" / "self-signed"
@@ -118,21 +117,11 @@ class Service:
             log.write(f"=== start {self.starts}\n")
         self.proc = Proc(
             "dynamo-webhook",
-            [
-                str(EXE),
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--metrics-host",
-                "127.0.0.1",
-                "--metrics-port",
-                str(self.metrics_port),
-                "--cert-dir",
-                str(self.cert_dir),
-                "--cert-reload-interval",
-                "0.5",
+            serve_argv(
+                EXE,
+                self.cert_dir,
+                self.port,
+                self.metrics_port,
                 "--cert-mode",
                 "auto",
                 "--kubeconfig",
@@ -141,7 +130,7 @@ class Service:
                 NAMESPACE,
                 "--no-print-curl",
                 *self.args,
-            ],
+            ),
             self.log_path,
         )
         self.proc.start(env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"})

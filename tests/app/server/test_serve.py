@@ -14,7 +14,6 @@ import shutil
 import socket
 import ssl
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -27,6 +26,7 @@ from cryptography import x509
 from prometheus_client.parser import text_string_to_metric_families
 
 from certs import pki
+from tests.app.server.serve_command import EXE, serve_argv
 from tests.certs.conftest import NAMESPACE, SERVICE, secret_data, seed
 from tests.fakekube.fixtures import fake_kube, kubeconfig_path
 from tests.fakekube.server import FakeKube
@@ -34,7 +34,6 @@ from tests.fakekube.server import FakeKube
 __all__ = ["fake_kube", "kubeconfig_path"]
 
 ROOT = Path(__file__).resolve().parents[3]
-EXE = Path(sys.executable).parent / "dynamo-webhook"
 
 
 def _free_port() -> int:
@@ -64,27 +63,9 @@ class Server:
         self.log_path = cert_dir.parent / f"serve-{self.port}.log"
         self._log = self.log_path.open("w")
         self.proc = subprocess.Popen(
-            [
-                str(exe),
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--metrics-host",
-                "127.0.0.1",
-                "--metrics-port",
-                str(self.metrics_port),
-                "--cert-dir",
-                str(cert_dir),
-                "--cert-reload-interval",
-                "0.5",
-                "--log-format",
-                "text",
-                "--workers",
-                "1",
-                *extra,
-            ],
+            serve_argv(
+                exe, cert_dir, self.port, self.metrics_port, "--log-format", "text", "--workers", "1", *extra
+            ),
             cwd=cwd,
             stdout=subprocess.PIPE,
             stderr=self._log,
