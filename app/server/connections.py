@@ -26,6 +26,15 @@ client.
   close`` and its connection closed, with a log line and ``reason="header_too_large"`` (or
   ``"uri_too_long"``); the bytes are counted as they arrive, before the parser holds them
   (:class:`~app.server.transport.CoalescingHttpToolsProtocol`).
+- **Read-ahead**. uvloop's TLS layer reads up to 256 KiB from the socket at a time and, while its
+  HTTP protocol reads nothing, keeps 256 KiB more of ciphertext before it stops reading: a request
+  waiting for the memory budget with its body sent had about 1 MiB of it read ahead, which no budget
+  counts (200 such connections took a 256Mi pod's process to 274 MiB). Here each read is offered
+  :data:`READ_BYTES` (:class:`SmallReads`, between the socket and the TLS layer), the TLS layer
+  stops reading the socket as soon as it holds ciphertext its HTTP protocol has not asked for
+  (a read buffer high-water mark of one byte), and the HTTP protocol asks for nothing of a body until the app
+  reads it (:class:`~app.server.transport.CoalescingHttpToolsProtocol`): what a waiting request's
+  connection holds is at most about three reads.
 - **Memory**. Each TLS connection takes tens of KB from the C allocator (OpenSSL's state, the TLS
   layer's buffers), which glibc keeps once they are freed: a thousand connections closed left the
   process some 50 MB larger for good. Once :data:`RELEASE_AFTER` connections have closed since the
@@ -56,6 +65,7 @@ from prometheus_client import Counter
 from uvloop.loop import SSLProtocol  # type: ignore[attr-defined]  # the TLS layer of its servers
 
 from app.server import memory
+from app.server.budget import cgroup_limit, default_max_connections
 from app.server.settings import Settings
 
 log = logging.getLogger("dynamo_webhook.connections")
@@ -78,6 +88,8 @@ LINGER_RESET = struct.pack("ii", 1, 0)
 #: Connections closed (from the most open since the last release) before the allocator's free
 #: memory is handed back.
 RELEASE_AFTER = 200
+#: The most read from a TLS connection's socket at a time (TLS records are at most 16 KiB).
+READ_BYTES = 32 * 1024
 #: The ``header_key`` of a connection whose first request's headers are not complete yet.
 FIRST_REQUEST = object()
 #: The longest request head (request line and headers) read by default: see ``max_header_bytes``.
@@ -97,9 +109,14 @@ class Limits:
     max_header_bytes: int = MAX_HEADER_BYTES
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Limits:
+    def from_settings(cls, settings: Settings, budget: int) -> Limits:
+        """The settings' limits; without ``max_connections``, what the memory limit leaves beside the
+        process's ``budget`` (:func:`app.server.budget.default_max_connections`)."""
+        connections = settings.max_connections
+        if connections is None:
+            connections = default_max_connections(settings.workers, cgroup_limit(), budget)
         return cls(
-            settings.max_connections,
+            connections,
             settings.header_timeout,
             settings.send_timeout,
             settings.max_header_bytes,
@@ -313,10 +330,43 @@ class TlsGate(asyncio.Protocol):
         )
         # Synchronously, before the transport starts reading (right after this returns): the
         # ClientHello reaches the TLS layer.
-        raw.set_protocol(tls)
+        raw.set_protocol(SmallReads(tls))
         tls.connection_made(raw)
         watch.handshaking += 1
         waiter.add_done_callback(functools.partial(watch.handshake_done, raw))
+
+
+class SmallReads(asyncio.BufferedProtocol):
+    """The socket's protocol in front of uvloop's TLS layer: it offers the socket that layer's own
+    read buffer, :data:`READ_BYTES` of it at a time (no copy), and passes everything else on."""
+
+    __slots__ = ("tls",)
+
+    def __init__(self, tls: Any) -> None:
+        self.tls = tls
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.tls.connection_made(transport)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        buffer: memoryview = self.tls.get_buffer(READ_BYTES)
+        return buffer[:READ_BYTES]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.tls.buffer_updated(nbytes)
+
+    def eof_received(self) -> bool | None:
+        result: bool | None = self.tls.eof_received()
+        return result
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.tls.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self.tls.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.tls.resume_writing()
 
 
 class ServingLoop(uvloop.Loop):

@@ -171,6 +171,9 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     max_head: int = MAX_HEADER_BYTES
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        limits = getattr(transport, "set_read_buffer_limits", None)
+        if limits is not None:  # TLS: no ciphertext read ahead of what is asked for
+            limits(high=1)  # paused while it holds a byte not asked for, resumed once drained
         wrapped = CoalescingTransport(transport, self.loop)
         super().connection_made(wrapped)  # type: ignore[arg-type]
         if self.watch is not None:
@@ -242,6 +245,9 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
             return
         self.head_bytes = None
         super().on_headers_complete()
+        # Nothing of a body is read before the app asks for it (uvicorn's receive resumes reading):
+        # a request waiting for the memory budget holds what came with its head, not its body.
+        self.flow.pause_reading()
 
     def on_body(self, body: bytes) -> None:
         if self.refused:

@@ -5,6 +5,7 @@ request whose caller has gone while it waited is dropped, not answered."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 import time
@@ -22,6 +23,7 @@ from tests.app.server.test_serve import Server
 MiB = 1024 * 1024
 BUDGET = 200 * MiB
 VALIDATE = "/validate/nvidia.com/v1beta1/dynamographdeployments"
+GONE = "caller gone: review dropped"
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +106,36 @@ def test_promised_bodies_reserve_budget_not_memory(server: Server) -> None:
     )
 
 
+def test_bodies_sent_while_their_requests_wait_are_not_read_ahead(server: Server) -> None:
+    flood = _flood(server, 3)  # the first holds the conversion lane's budget, the others wait
+    waiting: list[ssl.SSLSocket] = []
+    try:
+        before = status_kib(server.proc.pid, "VmRSS")
+        for _ in range(40):
+            sock = _tls(server)
+            sock.settimeout(5)
+            sock.sendall(_head("/convert", 2 * MiB))
+            with contextlib.suppress(OSError):  # the kernel's buffers take what the server does not read
+                sock.sendall(b" " * (2 * MiB))
+            waiting.append(sock)
+        # What came with each head and one read of the TLS layer (about 200 KiB), not its body:
+        # about 950 KiB each when the TLS and HTTP layers read on while the request waited.
+        held = status_kib(server.proc.pid, "VmRSS") - before
+        assert held < 40 * 512, f"{held / 40:.0f} KiB held per waiting connection"
+    finally:
+        # The waiting requests go first, while the budget is still held: each is dropped unread.
+        dropped = server.log_path.read_text().count(GONE)
+        for sock in waiting:
+            sock.close()
+        server.wait_for_log(GONE, dropped + len(waiting), within=30)
+        for sock in flood:
+            sock.close()
+    _wait_for(
+        lambda: _post(server, "/convert", _conversion("after-waiting"))[0] == 200,
+        "the budget was not given back",
+    )
+
+
 def test_a_review_that_could_never_fit_is_refused_413_at_once(server: Server) -> None:
     with _tls(server) as sock:
         sock.sendall(_head(VALIDATE, 7 * MiB))  # an AdmissionReview of 7 MiB, decoded whole
@@ -126,9 +158,7 @@ def test_a_request_whose_caller_left_while_it_waited_is_dropped(server: Server) 
         body = _conversion("abandoned")
         with _tls(server) as sock:
             sock.sendall(_head("/convert", len(body)) + body)
-        _wait_for(
-            lambda: "caller gone: review dropped" in server.log_path.read_text(), "the review was not dropped"
-        )
+        _wait_for(lambda: GONE in server.log_path.read_text(), "the review was not dropped")
     finally:
         for sock in flood:
             sock.close()
