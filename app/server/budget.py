@@ -61,6 +61,16 @@ RESIDENT = 128 * MiB
 #: worker does (the cert loop reads the kind registry) and serves no request (78 MiB measured, and
 #: 12 MiB for multiprocessing's resource tracker).
 SUPERVISOR = 96 * MiB
+#: What a serving process holds at rest, of :data:`RESIDENT` (80–85 MiB measured), with a little
+#: room for the allocator.
+AT_REST = 88 * MiB
+#: What one open connection may hold outside the budget: OpenSSL's state, the TLS layer's buffer
+#: and what it reads ahead of a request that waits, uvicorn's parser (about 80 KiB idle, at most
+#: 200 KiB with its request waiting and its body sent: see :mod:`app.server.connections`).
+CONNECTION_BYTES = 256 * 1024
+#: The most connections a process keeps open by default, and the fewest the default comes to.
+MAX_CONNECTIONS = 1000
+MIN_CONNECTIONS = 64
 #: The budget of a process under no memory limit.
 UNLIMITED_BUDGET = 512 * MiB
 #: The least budget the default gives: enough for the largest ordinary reviews.
@@ -115,6 +125,17 @@ def default_budget(workers: int, limit: int | None) -> int:
     if limit is None:
         return UNLIMITED_BUDGET
     return max(_shared(workers, limit) - RESIDENT, FLOOR)
+
+
+def default_max_connections(workers: int, limit: int | None, budget: int) -> int:
+    """The connections one of ``workers`` processes sharing the memory ``limit`` keeps open at once
+    beside its ``budget``: what its share leaves beside the budget and :data:`AT_REST`, at
+    :data:`CONNECTION_BYTES` each (160 in deploy/'s 256Mi pod), within :data:`MIN_CONNECTIONS`
+    and :data:`MAX_CONNECTIONS`."""
+    if limit is None:
+        return MAX_CONNECTIONS
+    room = _shared(workers, limit) - budget - AT_REST
+    return min(max(room // CONNECTION_BYTES, MIN_CONNECTIONS), MAX_CONNECTIONS)
 
 
 def workers_that_fit(limit: int | None) -> int | None:

@@ -240,7 +240,8 @@ class DrainingServer(uvicorn.Server):
         self.drain_until: float | None = None
         self.hangup = hangup
         self.on_started = started
-        self.limits = Limits.from_settings(state.settings)
+        assert state.budget is not None  # set by AppState
+        self.limits = Limits.from_settings(state.settings, state.budget.total)
 
     def run(self, sockets: list[socket.socket] | None = None) -> None:
         with asyncio.Runner(loop_factory=loop_factory(self.limits)) as runner:

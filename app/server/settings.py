@@ -142,11 +142,13 @@ class Settings(BaseSettings):
         description="Bytes a request's head (request line and headers) may take; past it a 431 (a 414 for a URL "
         "over 8 KiB) and the connection is closed.",
     )
-    max_connections: int = Field(
-        1000,
+    max_connections: int | None = Field(
+        None,
         ge=1,
         description="Connections open at once per server process (TLS handshakes included); a connection "
-        "beyond is closed as soon as it is accepted.",
+        "beyond is closed as soon as it is accepted. Default: what the process's share of the cgroup's memory "
+        "limit leaves beside its memory budget and 88 MiB at rest, at 256 KiB a connection, between 64 and "
+        "1000 (160 in a 256Mi pod; 1000 without a limit).",
     )
     feature_grove: bool = Field(
         False, description="Feature gate Grove (upstream default without a cluster: off)."

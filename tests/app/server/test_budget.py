@@ -24,6 +24,7 @@ from app.server.budget import (
     cgroup_limit,
     charge,
     default_budget,
+    default_max_connections,
     request_timeout,
     workers_that_fit,
 )
@@ -299,3 +300,20 @@ def test_the_workers_that_fit_keep_the_default_budget_true(limit: int) -> None:
 )
 def test_the_api_servers_timeout_is_read_from_the_url(query: bytes, seconds: float | None) -> None:
     assert request_timeout(query) == seconds
+
+
+@pytest.mark.parametrize(
+    ("workers", "limit", "budget", "connections"),
+    [
+        (1, None, default_budget(1, None), 1000),  # no limit
+        (1, 256 * MiB, default_budget(1, 256 * MiB), 160),  # deploy/'s pod: 40 MiB beside the budget
+        (2, 608 * MiB, default_budget(2, 608 * MiB), 160),  # each worker's share is the same
+        (1, 256 * MiB, 96 * MiB, 288),  # a smaller budget leaves room for more
+        (1, 128 * MiB, default_budget(1, 128 * MiB), 64),  # the fewest
+        (1, 4096 * MiB, 512 * MiB, 1000),  # the most
+    ],
+)
+def test_the_default_connection_limit_is_what_the_memory_leaves(
+    workers: int, limit: int | None, budget: int, connections: int
+) -> None:
+    assert default_max_connections(workers, limit, budget) == connections
