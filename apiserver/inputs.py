@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from apiserver.source import MAX_OBJECT_BYTES as MAX_OBJECT_BYTES
 from apiserver.source import Located, SourceError, documents
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 _CHUNK = 1024 * 1024
-MAX_OBJECT_BYTES = 3 * 1024 * 1024  # the API server's limit on a request body (kubectl create's object)
 SUFFIXES = (".yaml", ".yml", ".json")
 
 _DYNAMO_API_VERSION = re.compile(r"""^\s*["']?apiVersion["']?\s*:\s*["']?nvidia\.com/""", re.MULTILINE)

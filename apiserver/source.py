@@ -24,6 +24,35 @@ PathKey = tuple[str | int, ...]
 
 _GO_PLAIN = "tag:dynamo-webhook,2026:go-yaml-plain"
 _MERGE = "tag:yaml.org,2002:merge"
+_STR = "tag:yaml.org,2002:str"
+#: The API server's limit on a request body: kubectl create sends one object as JSON.
+MAX_OBJECT_BYTES = 3 * 1024 * 1024
+#: A document whose JSON takes at least this much (twice the object limit, so that keys written
+#: twice, counted each time, never refuse one that is within it) is refused while it is composed.
+MAX_DOCUMENT_FLOOR = 2 * MAX_OBJECT_BYTES
+_NUMERIC_START = frozenset("0123456789+-.")
+
+
+class DocumentTooLarge(yaml.YAMLError):
+    """A document that no Kubernetes object can be, found before all of it was composed."""
+
+    def __init__(self, mark: yaml.Mark) -> None:
+        super().__init__(f"more than {MAX_DOCUMENT_FLOOR} bytes as JSON")
+        self.mark = mark
+
+
+def _json_floor(node: yaml.Node) -> int:
+    """Bytes ``node`` takes as JSON at the least, its own brackets (one of a collection's two: the
+    separators counted with its members over-count it by one) or text: a string with its quotes, a
+    plain scalar that may be a number (``0x10``, ``1.0``) one byte, any other plain scalar (a string,
+    a boolean, null) its length."""
+    if not isinstance(node, yaml.ScalarNode):
+        return 1
+    if node.tag == _STR:
+        return len(node.value) + 2
+    if node.tag == _GO_PLAIN and node.value and node.value[0] not in _NUMERIC_START:
+        return len(node.value)
+    return 1
 
 
 class Loader(yaml.SafeLoader):
@@ -32,6 +61,25 @@ class Loader(yaml.SafeLoader):
     strings), and mapping keys given the JSON names kubectl's YAML-to-JSON conversion gives them
     (integers and floats as Go formats them, booleans as ``true``/``false``); any other key (null, a
     list, a mapping) is an error there too, and so is a NaN or an infinity (JSON cannot hold it)."""
+
+    #: Refuse a document past :data:`MAX_DOCUMENT_FLOOR` while composing it (set by :func:`documents`).
+    capped = False
+    _floor = 0
+
+    def compose_document(self) -> yaml.Node | None:
+        self._floor = 0
+        return super().compose_document()
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        """The node, its JSON size at the least (:func:`_json_floor`, and the separator before it)
+        added to the document's; past :data:`MAX_DOCUMENT_FLOOR` (when ``capped``) the composing stops,
+        in memory bounded by that size rather than the file's."""
+        node = super().compose_node(parent, index)
+        if self.capped and node is not None:
+            self._floor += _json_floor(node) + (parent is not None)
+            if self._floor > MAX_DOCUMENT_FLOOR:
+                raise DocumentTooLarge(node.start_mark)
+        return node
 
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
         if kind is yaml.ScalarNode and implicit[0]:
@@ -196,14 +244,17 @@ def _unreadable(source: str, exc: yaml.reader.ReaderError) -> str:
 
 
 def documents(text: str, source: str) -> list[Located]:
-    """Every non-empty document of ``text`` with its positions; raises :class:`SourceError`."""
+    """Every non-empty document of ``text`` with its positions; raises :class:`SourceError`, for a
+    document past :data:`MAX_DOCUMENT_FLOOR` too (no object can be that large, and composing it
+    whole would hold tens of times its size)."""
     out: list[Located] = []
     try:
         loader = Loader(text)
     except yaml.reader.ReaderError as exc:
         raise SourceError(_unreadable(source, exc)) from None
+    loader.capped = True
+    number = 0
     try:
-        number = 0
         while loader.check_node():
             node = loader.get_node()
             number += 1
@@ -217,6 +268,11 @@ def documents(text: str, source: str) -> list[Located]:
             out.append(doc)
     except yaml.reader.ReaderError as exc:
         raise SourceError(_unreadable(source, exc)) from None
+    except DocumentTooLarge as exc:
+        raise SourceError(
+            f"{source}:{exc.mark.line + 1}:{exc.mark.column + 1}: too large: document {number + 1} is more "
+            f"than {MAX_DOCUMENT_FLOOR} bytes as JSON, twice the API server's limit on an object"
+        ) from None
     except yaml.YAMLError as exc:
         raise SourceError(_problem(source, exc)) from None
     except RecursionError:

@@ -83,7 +83,9 @@ class Collected:
 
 def collect(sources: Sequence[str], skip_non_manifests: bool = False) -> Collected:
     """Every document of ``sources`` (files, directories, ``-``) read as ``lint`` reads them
-    (:func:`apiserver.inputs.load`); raises :class:`InputError` naming the file (and line and column)."""
+    (:func:`apiserver.inputs.load`); raises :class:`InputError` naming the file (and line and column),
+    for a document larger than the API server reads of an object (:data:`apiserver.inputs.MAX_OBJECT_BYTES`
+    as JSON) too: no cluster would take it, and converting it would hold many times its size."""
     out = Collected()
     for item in inputs.expand(sources):
         try:
@@ -93,7 +95,14 @@ def collect(sources: Sequence[str], skip_non_manifests: bool = False) -> Collect
         if docs is None:
             out.skipped.append(item.path)
             continue
-        out.documents += [Document(item.path, doc.number - 1, doc.body) for doc in docs]
+        for doc in docs:
+            document = Document(item.path, doc.number - 1, doc.body)
+            if len(orjson.dumps(doc.body)) > inputs.MAX_OBJECT_BYTES:
+                raise InputError(
+                    f"{item.path}:{doc.line}:1: {document.ident} (document {doc.number}): too large: "
+                    f"more than {inputs.MAX_OBJECT_BYTES} bytes as JSON, the API server's limit on an object"
+                )
+            out.documents.append(document)
     return out
 
 

