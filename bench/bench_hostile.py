@@ -2,11 +2,11 @@
 at once, and whether the process stays within its pod's memory limit and keeps answering writes.
 
 Each row runs against a fresh ``dynamo-webhook serve`` given the memory budget a 256Mi pod gives
-it (:func:`app.server.budget.default_budget`), while a probe sends a small AdmissionReview
+it (:func:`app.server.budget.default_budget`) and its connection limit, while a probe sends a small AdmissionReview
 (a DGD UPDATE) every 50 ms: the row reports the probe's p99 (what a write waits), the server's
 peak resident memory (``VmHWM``) against the limit, and what the row's own requests got.
 
-Rows: bodies promised by ``Content-Length`` and never sent; whole bodies sent by 200 connections
+Rows: bodies promised by ``Content-Length`` and never sent; whole bodies sent by 120 connections
 while the budget is held; request lines and headers of tens of
 MiB; 2, 4 and 8 large ConversionReviews at once; a client that gives up after 1.5 s and sends its
 review again, five times; large admission reviews while large conversions run; and a mixed load
@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 
-from app.server.budget import default_budget
+from app.server.budget import default_budget, default_max_connections
 from bench import payloads
 from bench.harness import ServerProcess, cpu_seconds, ensure_certs, peak_rss_kib, rss_kib, start_webhook
 
@@ -311,7 +311,7 @@ def rows(quick: bool, bodies: Bodies) -> list[tuple[str, Callable[[Target, Bodie
     big, half = len(bodies.largest) // MiB, len(bodies.half) // MiB
     return [
         ("bodies promised, never sent", _promised_bodies),
-        ("bodies sent while the budget is held", _sent_while_waiting(50 if quick else 200)),
+        ("bodies sent while the budget is held", _sent_while_waiting(50 if quick else 120)),
         ("request line and headers of 32 MiB", _huge_heads),
         (f"2 x {big} MiB conversions at once", _concurrent(2, bodies.largest)),
         (f"4 x {big} MiB conversions at once", _concurrent(4, bodies.largest)),
@@ -336,7 +336,8 @@ def measure(
         for name, row in rows(quick, bodies):
             if only and not name.startswith(only):
                 continue
-            extra = ("--memory-budget", str(budget))
+            connections = default_max_connections(1, POD_LIMIT, budget)
+            extra = ("--memory-budget", str(budget), "--max-connections", str(connections))
             with start_webhook(work / "certs", work, extra=extra, log_level="warning") as server:
                 target = Target(server, cafile)
                 post_once(target, "/convert", bodies.small_conversion)  # warm: first-use imports
@@ -365,7 +366,9 @@ def measure(
 
 def table(results: list[dict[str, Any]]) -> str:
     lines = [
-        f"Budget {default_budget(1, POD_LIMIT) // MiB} MiB (a 256Mi pod's); probe: a DGD UPDATE review every 50 ms.",
+        f"Budget {default_budget(1, POD_LIMIT) // MiB} MiB and "
+        f"{default_max_connections(1, POD_LIMIT, default_budget(1, POD_LIMIT))} connections (a 256Mi pod's); "
+        "probe: a DGD UPDATE review every 50 ms.",
         "",
         "| row | what the row's requests got | peak RSS MiB | within 256 MiB | probe p99 ms | probes failed |",
         "|---|---|---:|---|---:|---:|",

@@ -66,8 +66,8 @@ SUPERVISOR = 96 * MiB
 AT_REST = 88 * MiB
 #: What one open connection may hold outside the budget: OpenSSL's state, the TLS layer's buffer
 #: and what it reads ahead of a request that waits, uvicorn's parser (about 80 KiB idle, at most
-#: 200 KiB with its request waiting and its body sent: see :mod:`app.server.connections`).
-CONNECTION_BYTES = 256 * 1024
+#: 200–270 KiB with its request waiting and its body sent: see :mod:`app.server.connections`).
+CONNECTION_BYTES = 320 * 1024
 #: The most connections a process keeps open by default, and the fewest the default comes to.
 MAX_CONNECTIONS = 1000
 MIN_CONNECTIONS = 64
@@ -130,7 +130,7 @@ def default_budget(workers: int, limit: int | None) -> int:
 def default_max_connections(workers: int, limit: int | None, budget: int) -> int:
     """The connections one of ``workers`` processes sharing the memory ``limit`` keeps open at once
     beside its ``budget``: what its share leaves beside the budget and :data:`AT_REST`, at
-    :data:`CONNECTION_BYTES` each (160 in deploy/'s 256Mi pod), within :data:`MIN_CONNECTIONS`
+    :data:`CONNECTION_BYTES` each (128 in deploy/'s 256Mi pod), within :data:`MIN_CONNECTIONS`
     and :data:`MAX_CONNECTIONS`."""
     if limit is None:
         return MAX_CONNECTIONS

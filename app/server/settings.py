@@ -147,8 +147,8 @@ class Settings(BaseSettings):
         ge=1,
         description="Connections open at once per server process (TLS handshakes included); a connection "
         "beyond is closed as soon as it is accepted. Default: what the process's share of the cgroup's memory "
-        "limit leaves beside its memory budget and 88 MiB at rest, at 256 KiB a connection, between 64 and "
-        "1000 (160 in a 256Mi pod; 1000 without a limit).",
+        "limit leaves beside its memory budget and 88 MiB at rest, at 320 KiB a connection, between 64 and "
+        "1000 (128 in a 256Mi pod; 1000 without a limit).",
     )
     feature_grove: bool = Field(
         False, description="Feature gate Grove (upstream default without a cluster: off)."

@@ -306,9 +306,9 @@ def test_the_api_servers_timeout_is_read_from_the_url(query: bytes, seconds: flo
     ("workers", "limit", "budget", "connections"),
     [
         (1, None, default_budget(1, None), 1000),  # no limit
-        (1, 256 * MiB, default_budget(1, 256 * MiB), 160),  # deploy/'s pod: 40 MiB beside the budget
-        (2, 608 * MiB, default_budget(2, 608 * MiB), 160),  # each worker's share is the same
-        (1, 256 * MiB, 96 * MiB, 288),  # a smaller budget leaves room for more
+        (1, 256 * MiB, default_budget(1, 256 * MiB), 128),  # deploy/'s pod: 40 MiB beside the budget
+        (2, 608 * MiB, default_budget(2, 608 * MiB), 128),  # each worker's share is the same
+        (1, 256 * MiB, 96 * MiB, 230),  # a smaller budget leaves room for more
         (1, 128 * MiB, default_budget(1, 128 * MiB), 64),  # the fewest
         (1, 4096 * MiB, 512 * MiB, 1000),  # the most
     ],
